@@ -1,0 +1,206 @@
+//! Raw session timestamps → FILETIME → UTC text.
+//!
+//! Every timestamp in a file is an absolute value of the session clock. The
+//! header event's timestamp and the header's `StartTime` are the same instant
+//! in the two clocks, which gives the conversion for every clock type.
+
+use std::fmt;
+
+/// 100 ns intervals between 1601-01-01 (FILETIME epoch) and 1970-01-01.
+pub const FILETIME_UNIX_EPOCH: i64 = 116_444_736_000_000_000;
+
+/// The clock a session stamps events with (`TRACE_LOGFILE_HEADER.ReservedFlags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockType {
+    /// QueryPerformanceCounter ticks (the default since Vista).
+    Qpc,
+    /// System time: timestamps are FILETIMEs already.
+    SystemTime,
+    /// CPU cycle counter, scaled by the header's CPU speed.
+    CpuCycles,
+    /// 0 or an unknown value: read as QPC when a frequency is known.
+    Unspecified(u32),
+}
+
+impl ClockType {
+    pub fn from_reserved_flags(v: u32) -> ClockType {
+        match v {
+            1 => ClockType::Qpc,
+            2 => ClockType::SystemTime,
+            3 => ClockType::CpuCycles,
+            other => ClockType::Unspecified(other),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockType::Qpc => "QPC",
+            ClockType::SystemTime => "system time",
+            ClockType::CpuCycles => "CPU cycles",
+            ClockType::Unspecified(_) => "unspecified (read as QPC)",
+        }
+    }
+}
+
+/// Converts raw timestamps of one session to FILETIME (100 ns since 1601, UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    pub clock_type: ClockType,
+    start_time: i64,
+    anchor: u64,
+    /// Raw ticks per second; the conversion is `start + (ts − anchor) × 10⁷ / ticks`.
+    ticks_per_second: i128,
+}
+
+impl Clock {
+    pub fn new(
+        clock_type: ClockType,
+        start_time: i64,
+        anchor: u64,
+        perf_freq: i64,
+        cpu_mhz: u32,
+    ) -> Clock {
+        let ticks_per_second = match clock_type {
+            ClockType::SystemTime => 10_000_000,
+            ClockType::CpuCycles if cpu_mhz > 0 => i128::from(cpu_mhz) * 1_000_000,
+            _ if perf_freq > 0 => i128::from(perf_freq),
+            // No usable frequency: treat ticks as 100 ns so times stay ordered.
+            _ => 10_000_000,
+        };
+        Clock {
+            clock_type,
+            start_time,
+            anchor,
+            ticks_per_second,
+        }
+    }
+
+    /// FILETIME of a raw timestamp, exact for the 10 MHz clocks Windows uses,
+    /// rounded toward the past otherwise.
+    pub fn to_filetime(&self, raw: u64) -> i64 {
+        let delta = i128::from(raw) - i128::from(self.anchor);
+        let ft =
+            i128::from(self.start_time) + (delta * 10_000_000).div_euclid(self.ticks_per_second);
+        ft.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// Seconds between two raw timestamps.
+    pub fn seconds_between(&self, from: u64, to: u64) -> f64 {
+        (i128::from(to) - i128::from(from)) as f64 / self.ticks_per_second as f64
+    }
+
+    /// Raw ticks per second.
+    pub fn frequency(&self) -> i128 {
+        self.ticks_per_second
+    }
+}
+
+/// A FILETIME shown as ISO-8601 UTC with 100 ns precision,
+/// e.g. `2016-05-26T20:17:22.4789320Z`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileTime(pub i64);
+
+impl FileTime {
+    /// Writes the ISO-8601 form into `out` and returns its length (28 bytes for
+    /// years 1000–9999; years outside 0..=9999 are clamped).
+    pub fn encode(self, out: &mut [u8; 28]) -> usize {
+        let unix_100ns = self.0.saturating_sub(FILETIME_UNIX_EPOCH);
+        let secs = unix_100ns.div_euclid(10_000_000);
+        let frac = unix_100ns.rem_euclid(10_000_000) as u32;
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400) as u32;
+        let (y, m, d) = civil_from_days(days);
+        let y = y.clamp(0, 9999) as u32;
+        let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
+        let mut put = |at: usize, value: u32, width: usize| {
+            let mut v = value;
+            for i in (0..width).rev() {
+                out[at + i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, y, 4);
+        put(5, m, 2);
+        put(8, d, 2);
+        put(11, hh, 2);
+        put(14, mm, 2);
+        put(17, ss, 2);
+        put(20, frac, 7);
+        out[4] = b'-';
+        out[7] = b'-';
+        out[10] = b'T';
+        out[13] = b':';
+        out[16] = b':';
+        out[19] = b'.';
+        out[27] = b'Z';
+        28
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn unix_seconds(self) -> f64 {
+        (self.0 - FILETIME_UNIX_EPOCH) as f64 / 1e7
+    }
+}
+
+impl fmt::Display for FileTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 28];
+        let n = self.encode(&mut buf);
+        f.write_str(std::str::from_utf8(buf.get(..n).unwrap_or_default()).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filetime_text() {
+        assert_eq!(
+            FileTime(FILETIME_UNIX_EPOCH).to_string(),
+            "1970-01-01T00:00:00.0000000Z"
+        );
+        // 2016-05-26T20:17:22.4789320Z, the start of a PerfView sample trace.
+        assert_eq!(
+            FileTime(131_087_674_424_789_320).to_string(),
+            "2016-05-26T20:17:22.4789320Z"
+        );
+        assert_eq!(FileTime(0).to_string(), "1601-01-01T00:00:00.0000000Z");
+        // Leap day.
+        assert_eq!(
+            FileTime(FILETIME_UNIX_EPOCH + 951_782_400 * 10_000_000).to_string(),
+            "2000-02-29T00:00:00.0000000Z"
+        );
+    }
+
+    #[test]
+    fn clock_types_convert_from_the_header_anchor() {
+        let qpc = Clock::new(ClockType::Qpc, 1_000_000, 500, 10_000_000, 0);
+        assert_eq!(qpc.to_filetime(500), 1_000_000);
+        assert_eq!(qpc.to_filetime(1500), 1_001_000);
+        assert_eq!(qpc.to_filetime(0), 999_500);
+        // A 3 MHz QPC: 3 ticks are 1 µs = 10 × 100 ns.
+        let slow = Clock::new(ClockType::Qpc, 0, 0, 3_000_000, 0);
+        assert_eq!(slow.to_filetime(3), 10);
+        let sys = Clock::new(ClockType::SystemTime, 1_000_000, 1_000_000, 0, 0);
+        assert_eq!(sys.to_filetime(1_234_567), 1_234_567);
+        let cycles = Clock::new(ClockType::CpuCycles, 0, 0, 10_000_000, 2000);
+        assert_eq!(cycles.to_filetime(2_000_000_000), 10_000_000);
+        assert_eq!(qpc.seconds_between(500, 10_000_500), 1.0);
+    }
+}

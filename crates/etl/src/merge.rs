@@ -1,0 +1,346 @@
+//! Every buffer's records merged into one stable time order.
+//!
+//! Buffers are per CPU; each holds its records in time order, but file order
+//! (flush order) interleaves CPUs, so a later buffer can hold earlier events.
+//! The merge sorts buffers by their first record's timestamp and runs a k-way
+//! heap merge, opening a buffer only when the merge clock reaches it: memory
+//! stays proportional to the buffers in flight, not to the trace. Buffers are
+//! loaded (decompressed and indexed) in parallel batches ahead of the merge.
+//! Ties keep buffer order, then record order: the merge is stable.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::ops::Deref;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Location};
+use crate::record::{Record, Slot, parse_record};
+use crate::trace::{BufferInfo, BufferRecords, Trace, decompress_buffer, uncompressed_contents};
+
+/// A record with where it was found.
+#[derive(Clone, Copy, Debug)]
+pub struct Event<'a> {
+    pub record: Record<'a>,
+    /// The CPU whose buffer held the record.
+    pub cpu: u16,
+    pub buffer_index: u32,
+    /// Offset of the record in its buffer (in the decompressed image when the
+    /// buffer is compressed).
+    pub offset_in_buffer: u32,
+    pub compressed: bool,
+    /// The buffer header's EVENTS_LOST / BUFFER_LOST flags.
+    pub buffer_flags: u16,
+}
+
+impl<'a> Deref for Event<'a> {
+    type Target = Record<'a>;
+
+    fn deref(&self) -> &Record<'a> {
+        &self.record
+    }
+}
+
+impl Event<'_> {
+    pub fn location(&self) -> Location {
+        Location {
+            buffer_index: self.buffer_index,
+            buffer_offset: 0,
+            offset_in_buffer: self.offset_in_buffer,
+            compressed: self.compressed,
+        }
+    }
+}
+
+/// A position in the merged stream, resolved to an [`Event`] with
+/// [`EventStream::event`]. Valid until the next call that advances the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRef {
+    slot: u32,
+    offset: u32,
+    /// Raw timestamp (the previous record's for a WPP record without one).
+    pub timestamp: u64,
+}
+
+enum BufferBytes<'d> {
+    File(&'d [u8]),
+    Decompressed(Vec<u8>),
+}
+
+impl BufferBytes<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            BufferBytes::File(b) => b,
+            BufferBytes::Decompressed(v) => v,
+        }
+    }
+}
+
+/// A buffer the merge has loaded: its bytes, its records' (timestamp,
+/// offset) in time order, and the errors to report after its last record.
+struct LoadedBuffer<'d> {
+    info: BufferInfo,
+    bytes: BufferBytes<'d>,
+    index: Vec<(u64, u32)>,
+    next: usize,
+    errors: Vec<Error>,
+}
+
+fn load<'d>(trace: &Trace<'d>, info: &BufferInfo) -> LoadedBuffer<'d> {
+    let (bytes, contents_error) = if info.header.is_compressed() {
+        let mut out = Vec::new();
+        let error = decompress_buffer(trace.data(), info, &mut out);
+        (BufferBytes::Decompressed(out), error)
+    } else {
+        let contents = uncompressed_contents(trace.data(), info);
+        (BufferBytes::File(contents.bytes), contents.error)
+    };
+    let mut index = Vec::new();
+    let mut errors = Vec::new();
+    for item in BufferRecords::new(bytes.bytes(), info, trace.pointer_size()) {
+        match item {
+            Ok((offset, record)) => index.push((record.timestamp, offset as u32)),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.extend(contents_error);
+    if index.windows(2).any(|w| w[1].0 < w[0].0) {
+        // Not expected of one CPU's buffer; a stable sort keeps ties in file order.
+        index.sort_by_key(|&(ts, _)| ts);
+    }
+    LoadedBuffer {
+        info: *info,
+        bytes,
+        index,
+        next: 0,
+        errors,
+    }
+}
+
+/// Most buffers loaded ahead in one parallel batch, and their decompressed size.
+const BATCH_BUFFERS: usize = 64;
+const BATCH_BYTES: usize = 32 << 20;
+
+/// The merged, time-ordered records of a trace.
+///
+/// A lending stream: each [`EventStream::next`] borrows the stream, because
+/// records point into buffers the stream decompressed. For parallel work on
+/// many events at once, take a batch of [`EventRef`]s with
+/// [`EventStream::next_batch`] and resolve them with [`EventStream::event`].
+pub struct EventStream<'t, 'd> {
+    trace: &'t Trace<'d>,
+    /// Buffer indices by (first timestamp, file order).
+    order: Vec<(u64, u32)>,
+    next_open: usize,
+    /// (timestamp of the buffer's next record, position in `order`).
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Loaded buffers by position in `order`.
+    slots: Vec<Option<LoadedBuffer<'d>>>,
+    /// Buffers whose last record was handed out; freed on the next advance.
+    retired: Vec<u32>,
+    pending_errors: VecDeque<Error>,
+    walk_error: Option<Error>,
+}
+
+impl std::fmt::Debug for EventStream<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("buffers", &self.order.len())
+            .field("next_open", &self.next_open)
+            .finish()
+    }
+}
+
+impl<'t, 'd> EventStream<'t, 'd> {
+    pub fn new(trace: &'t Trace<'d>) -> Self {
+        // A buffer without records sorts where its predecessor in the file does,
+        // so its errors surface near the events around it.
+        let mut key = 0u64;
+        let mut order: Vec<(u64, u32)> = trace
+            .buffers()
+            .iter()
+            .map(|b| {
+                if let Some(ts) = b.first_timestamp {
+                    key = ts;
+                }
+                (key, b.index)
+            })
+            .collect();
+        order.sort();
+        let slots = order.iter().map(|_| None).collect();
+        EventStream {
+            trace,
+            order,
+            next_open: 0,
+            heap: BinaryHeap::new(),
+            slots,
+            retired: Vec::new(),
+            pending_errors: VecDeque::new(),
+            walk_error: trace.walk_error().cloned(),
+        }
+    }
+
+    fn info(&self, position: usize) -> Option<&'t BufferInfo> {
+        let (_, index) = self.order.get(position)?;
+        self.trace.buffers().get(*index as usize)
+    }
+
+    /// Loads the buffer at `position` and the next ones in parallel.
+    fn prefetch(&mut self, position: usize) {
+        let mut batch = Vec::new();
+        let mut bytes = 0usize;
+        for p in position..self.order.len() {
+            if batch.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !batch.is_empty()) {
+                break;
+            }
+            if self.slots.get(p).is_some_and(Option::is_none) {
+                bytes += self.info(p).map_or(0, |i| i.header.filled as usize);
+                batch.push(p);
+            }
+        }
+        let trace = self.trace;
+        let infos: Vec<(usize, &BufferInfo)> = batch
+            .iter()
+            .filter_map(|&p| Some((p, self.info(p)?)))
+            .collect();
+        let loaded: Vec<(usize, LoadedBuffer<'d>)> = if infos.len() > 1 {
+            infos
+                .par_iter()
+                .map(|&(p, info)| (p, load(trace, info)))
+                .collect()
+        } else {
+            infos
+                .iter()
+                .map(|&(p, info)| (p, load(trace, info)))
+                .collect()
+        };
+        for (p, buffer) in loaded {
+            if let Some(slot) = self.slots.get_mut(p) {
+                *slot = Some(buffer);
+            }
+        }
+    }
+
+    /// Opens the next buffer in order: its first record joins the heap.
+    fn open_next(&mut self) {
+        let position = self.next_open;
+        self.next_open += 1;
+        if self.slots.get(position).is_some_and(Option::is_none) {
+            self.prefetch(position);
+        }
+        let Some(Some(buffer)) = self.slots.get_mut(position) else {
+            return;
+        };
+        match buffer.index.first() {
+            Some(&(ts, _)) => self.heap.push(Reverse((ts, position as u32))),
+            None => {
+                self.pending_errors.extend(buffer.errors.drain(..));
+                self.slots[position] = None;
+            }
+        }
+    }
+
+    /// Frees the buffers finished by earlier calls. Events resolved before
+    /// this call must not be used after it (the borrow checker enforces it).
+    fn release(&mut self) {
+        for position in self.retired.drain(..) {
+            if let Some(slot) = self.slots.get_mut(position as usize) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The next position in time order, or an error to report in its place.
+    fn advance(&mut self) -> Option<Result<EventRef, Error>> {
+        loop {
+            if let Some(error) = self.pending_errors.pop_front() {
+                return Some(Err(error));
+            }
+            // Open every buffer whose first record is not later than the
+            // earliest record of the open ones.
+            while let Some(&(first, _)) = self.order.get(self.next_open) {
+                if self.heap.peek().is_some_and(|Reverse((ts, _))| first > *ts) {
+                    break;
+                }
+                self.open_next();
+                if !self.pending_errors.is_empty() {
+                    break;
+                }
+            }
+            if !self.pending_errors.is_empty() {
+                continue;
+            }
+            let Some(Reverse((_, position))) = self.heap.pop() else {
+                return self.walk_error.take().map(Err);
+            };
+            let Some(Some(buffer)) = self.slots.get_mut(position as usize) else {
+                continue;
+            };
+            let Some(&(timestamp, offset)) = buffer.index.get(buffer.next) else {
+                continue;
+            };
+            buffer.next += 1;
+            match buffer.index.get(buffer.next) {
+                Some(&(ts, _)) => self.heap.push(Reverse((ts, position))),
+                None => {
+                    self.pending_errors.extend(buffer.errors.drain(..));
+                    self.retired.push(position);
+                }
+            }
+            return Some(Ok(EventRef {
+                slot: position,
+                offset,
+                timestamp,
+            }));
+        }
+    }
+
+    /// The event at a position handed out since the last advance.
+    pub fn event(&self, r: EventRef) -> Option<Event<'_>> {
+        let buffer = self.slots.get(r.slot as usize)?.as_ref()?;
+        let bytes = buffer.bytes.bytes().get(r.offset as usize..)?;
+        let Ok(Slot::Record(mut record, _)) = parse_record(bytes, self.trace.pointer_size()) else {
+            return None;
+        };
+        record.timestamp = r.timestamp;
+        Some(Event {
+            record,
+            cpu: buffer.info.header.processor,
+            buffer_index: buffer.info.index,
+            offset_in_buffer: r.offset,
+            compressed: buffer.info.header.is_compressed(),
+            buffer_flags: buffer.info.header.flags.0,
+        })
+    }
+
+    /// The next event in time order, or an error in its place (reported after
+    /// every good event before it; reading goes on with the other buffers).
+    #[allow(clippy::should_implement_trait)] // a lending stream cannot be an Iterator
+    pub fn next(&mut self) -> Option<Result<Event<'_>, Error>> {
+        self.release();
+        match self.advance()? {
+            // Resolving cannot fail: the position was indexed by parsing this record.
+            Ok(r) => self.event(r).map(Ok),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Up to `max` next positions (or errors), appended to `out`; resolve them
+    /// with [`EventStream::event`] before calling this again.
+    pub fn next_batch(&mut self, max: usize, out: &mut Vec<Result<EventRef, Error>>) {
+        self.release();
+        for _ in 0..max {
+            match self.advance() {
+                Some(item) => out.push(item),
+                None => break,
+            }
+        }
+    }
+}
+
+impl<'d> Trace<'d> {
+    /// All records of the trace in time order.
+    pub fn events(&self) -> EventStream<'_, 'd> {
+        EventStream::new(self)
+    }
+}

@@ -1,0 +1,383 @@
+//! Event records: the marker that starts each one, the header kinds, and a
+//! uniform view over them.
+//!
+//! A record's first 32-bit word tells its kind: top byte 0xC0 is a trace header
+//! whose byte 2 is the header type; 0x90 is a WPP/TraceMessage record;
+//! 0xFFFFFFFF is the fill after the last record. Every record is padded to
+//! 8 bytes; its size field excludes the padding.
+
+mod event_header;
+pub mod message;
+mod system;
+mod trace_header;
+
+pub use message::MessageInfo;
+pub use trace_header::InstanceInfo;
+
+use crate::bytes::{align8, u32_at};
+use crate::error::ErrorKind;
+use crate::extended::ExtendedItems;
+use crate::guid::Guid;
+
+/// The header kinds of NTWMI's `TRACE_HEADER_TYPE_*`, with the pointer width
+/// of the payload in the suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HeaderKind {
+    System32,
+    System64,
+    Compact32,
+    Compact64,
+    FullHeader32,
+    FullHeader64,
+    Instance32,
+    Instance64,
+    Perfinfo32,
+    Perfinfo64,
+    EventHeader32,
+    EventHeader64,
+    /// A WPP / TraceMessage record (marker 0x90…).
+    Message,
+}
+
+impl HeaderKind {
+    pub const ALL: [HeaderKind; 13] = [
+        HeaderKind::System32,
+        HeaderKind::System64,
+        HeaderKind::Compact32,
+        HeaderKind::Compact64,
+        HeaderKind::FullHeader32,
+        HeaderKind::FullHeader64,
+        HeaderKind::Instance32,
+        HeaderKind::Instance64,
+        HeaderKind::Perfinfo32,
+        HeaderKind::Perfinfo64,
+        HeaderKind::EventHeader32,
+        HeaderKind::EventHeader64,
+        HeaderKind::Message,
+    ];
+
+    /// The header type byte of a 0xC0 marker.
+    pub fn from_header_type(t: u8) -> Option<HeaderKind> {
+        Some(match t {
+            0x01 => HeaderKind::System32,
+            0x02 => HeaderKind::System64,
+            0x03 => HeaderKind::Compact32,
+            0x04 => HeaderKind::Compact64,
+            0x0A => HeaderKind::FullHeader32,
+            0x0B => HeaderKind::Instance32,
+            0x10 => HeaderKind::Perfinfo32,
+            0x11 => HeaderKind::Perfinfo64,
+            0x12 => HeaderKind::EventHeader32,
+            0x13 => HeaderKind::EventHeader64,
+            0x14 => HeaderKind::FullHeader64,
+            0x15 => HeaderKind::Instance64,
+            _ => return None,
+        })
+    }
+
+    pub fn header_type(self) -> u8 {
+        match self {
+            HeaderKind::System32 => 0x01,
+            HeaderKind::System64 => 0x02,
+            HeaderKind::Compact32 => 0x03,
+            HeaderKind::Compact64 => 0x04,
+            HeaderKind::FullHeader32 => 0x0A,
+            HeaderKind::Instance32 => 0x0B,
+            HeaderKind::Message => 0x0F,
+            HeaderKind::Perfinfo32 => 0x10,
+            HeaderKind::Perfinfo64 => 0x11,
+            HeaderKind::EventHeader32 => 0x12,
+            HeaderKind::EventHeader64 => 0x13,
+            HeaderKind::FullHeader64 => 0x14,
+            HeaderKind::Instance64 => 0x15,
+        }
+    }
+
+    /// The name used by `info` and `dump` (NTWMI's, without the prefix).
+    pub fn name(self) -> &'static str {
+        match self {
+            HeaderKind::System32 => "SYSTEM32",
+            HeaderKind::System64 => "SYSTEM64",
+            HeaderKind::Compact32 => "COMPACT32",
+            HeaderKind::Compact64 => "COMPACT64",
+            HeaderKind::FullHeader32 => "FULL_HEADER32",
+            HeaderKind::FullHeader64 => "FULL_HEADER64",
+            HeaderKind::Instance32 => "INSTANCE32",
+            HeaderKind::Instance64 => "INSTANCE64",
+            HeaderKind::Perfinfo32 => "PERFINFO32",
+            HeaderKind::Perfinfo64 => "PERFINFO64",
+            HeaderKind::EventHeader32 => "EVENT_HEADER32",
+            HeaderKind::EventHeader64 => "EVENT_HEADER64",
+            HeaderKind::Message => "MESSAGE",
+        }
+    }
+
+    /// Pointer width of the payload; `None` for WPP messages (flag-dependent).
+    pub fn pointer_size(self) -> Option<u8> {
+        match self {
+            HeaderKind::System32
+            | HeaderKind::Compact32
+            | HeaderKind::FullHeader32
+            | HeaderKind::Instance32
+            | HeaderKind::Perfinfo32
+            | HeaderKind::EventHeader32 => Some(4),
+            HeaderKind::Message => None,
+            _ => Some(8),
+        }
+    }
+
+    /// Classic kernel headers (SYSTEM, COMPACT, PERFINFO): identity from a hook id.
+    pub fn is_kernel(self) -> bool {
+        matches!(
+            self,
+            HeaderKind::System32
+                | HeaderKind::System64
+                | HeaderKind::Compact32
+                | HeaderKind::Compact64
+                | HeaderKind::Perfinfo32
+                | HeaderKind::Perfinfo64
+        )
+    }
+
+    /// Classic provider headers (EVENT_TRACE_HEADER and its instance form).
+    pub fn is_classic(self) -> bool {
+        matches!(
+            self,
+            HeaderKind::FullHeader32
+                | HeaderKind::FullHeader64
+                | HeaderKind::Instance32
+                | HeaderKind::Instance64
+        )
+    }
+
+    pub fn is_event_header(self) -> bool {
+        matches!(self, HeaderKind::EventHeader32 | HeaderKind::EventHeader64)
+    }
+}
+
+/// CPU time charged to the logging thread, as the header carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CpuTime {
+    #[default]
+    None,
+    /// Kernel and user ticks (× the header's timer resolution).
+    KernelUser { kernel: u32, user: u32 },
+    /// Private sessions log one processor-time value instead.
+    Processor(u64),
+}
+
+/// A kernel record's hook: `(group << 8) | type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelHook {
+    pub group: u8,
+    pub opcode: u8,
+}
+
+impl KernelHook {
+    pub fn id(self) -> u16 {
+        u16::from(self.group) << 8 | u16::from(self.opcode)
+    }
+}
+
+/// One event record, borrowed from its buffer. Fields a header kind lacks
+/// hold what Windows' consumer API reports for them (zero, or `None` where
+/// it would report 0xFFFFFFFF).
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    pub kind: HeaderKind,
+    /// Size from the header, without the padding to 8 bytes.
+    pub size: u16,
+    /// Pointer width of the payload: 4 or 8.
+    pub pointer_size: u8,
+    /// Raw session-clock timestamp.
+    pub timestamp: u64,
+    pub thread_id: Option<u32>,
+    pub process_id: Option<u32>,
+    /// Provider id, kernel group GUID, classic event-class GUID, or (WPP) the
+    /// message GUID when present.
+    pub provider: Guid,
+    pub id: u16,
+    pub version: u8,
+    pub channel: u8,
+    pub level: u8,
+    pub opcode: u8,
+    pub task: u16,
+    pub keywords: u64,
+    pub cpu_time: CpuTime,
+    pub activity_id: Guid,
+    /// EVENT_HEADER `Flags` (0 for other kinds).
+    pub flags: u16,
+    /// EVENT_HEADER `EventProperty` (0 for other kinds).
+    pub event_property: u16,
+    /// The hook of a kernel record.
+    pub hook: Option<KernelHook>,
+    /// INSTANCE headers: instance and parent.
+    pub instance: Option<InstanceInfo>,
+    /// WPP / TraceMessage records.
+    pub message: Option<MessageInfo>,
+    /// Extended data items (EVENT_HEADER records).
+    pub extended: ExtendedItems<'a>,
+    /// PEBS index and PMC counters that follow a kernel header.
+    pub performance_counters: &'a [u8],
+    /// The event's user data.
+    pub payload: &'a [u8],
+}
+
+/// EVENT_HEADER `Flags` bits.
+pub mod event_header_flags {
+    pub const EXTENDED_INFO: u16 = 0x0001;
+    pub const PRIVATE_SESSION: u16 = 0x0002;
+    pub const STRING_ONLY: u16 = 0x0004;
+    pub const TRACE_MESSAGE: u16 = 0x0008;
+    pub const NO_CPUTIME: u16 = 0x0010;
+    pub const HEADER_32_BIT: u16 = 0x0020;
+    pub const HEADER_64_BIT: u16 = 0x0040;
+    pub const DECODE_GUID: u16 = 0x0080;
+    pub const CLASSIC_HEADER: u16 = 0x0100;
+    pub const PROCESSOR_INDEX: u16 = 0x0200;
+}
+
+impl<'a> Record<'a> {
+    /// A record with only its kind, size and pointer width set; header parsers fill the rest.
+    fn empty(kind: HeaderKind, size: u16, pointer_size: u8) -> Record<'a> {
+        Record {
+            kind,
+            size,
+            pointer_size,
+            timestamp: 0,
+            thread_id: None,
+            process_id: None,
+            provider: Guid::ZERO,
+            id: 0,
+            version: 0,
+            channel: 0,
+            level: 0,
+            opcode: 0,
+            task: 0,
+            keywords: 0,
+            cpu_time: CpuTime::None,
+            activity_id: Guid::ZERO,
+            flags: 0,
+            event_property: 0,
+            hook: None,
+            instance: None,
+            message: None,
+            extended: ExtendedItems::EMPTY,
+            performance_counters: &[],
+            payload: &[],
+        }
+    }
+
+    /// Whether this is a trace header event (EventTrace group, Header opcode),
+    /// whose payload is a TRACE_LOGFILE_HEADER.
+    pub fn is_trace_header(&self) -> bool {
+        self.hook
+            == Some(KernelHook {
+                group: 0,
+                opcode: 0,
+            })
+    }
+
+    /// TraceLogging events carry their schema in an extended item.
+    pub fn is_tracelogging(&self) -> bool {
+        self.extended
+            .iter()
+            .any(|item| item.ext_type == crate::extended::ExtType::EVENT_SCHEMA_TL)
+    }
+
+    /// Short description for error messages.
+    pub fn describe(&self) -> String {
+        match self.hook {
+            Some(h) => format!("a {} record with hook {:#06x}", self.kind.name(), h.id()),
+            None => format!(
+                "a {} record of provider {}",
+                self.kind.name(),
+                self.provider
+            ),
+        }
+    }
+}
+
+/// What is at the start of a record slot.
+#[derive(Debug)]
+pub enum Slot<'a> {
+    /// A record, and the bytes it occupies including padding.
+    Record(Record<'a>, usize),
+    /// Fill: no more records in this buffer.
+    End,
+}
+
+/// Parses the record at the start of `data` (the rest of the buffer's filled
+/// region). `default_pointer_size` applies to WPP records that do not say.
+pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Slot<'_>, ErrorKind> {
+    let Some(marker) = u32_at(data, 0) else {
+        // Fewer than 4 bytes cannot start a record; they are padding.
+        return Ok(Slot::End);
+    };
+    if marker == 0xFFFF_FFFF {
+        return Ok(Slot::End);
+    }
+    let top = (marker >> 24) as u8;
+    let record = match top {
+        0xC0 => {
+            let header_type = (marker >> 16) as u8;
+            let kind = HeaderKind::from_header_type(header_type)
+                .ok_or(ErrorKind::UnknownMarker { marker })?;
+            if kind.is_kernel() {
+                system::parse(data, kind)?
+            } else if kind.is_event_header() {
+                event_header::parse(data, kind)?
+            } else {
+                trace_header::parse(data, kind)?
+            }
+        }
+        0x90 => message::parse(data, default_pointer_size)?,
+        _ => return Err(ErrorKind::UnknownMarker { marker }),
+    };
+    let span = align8(usize::from(record.size)).min(data.len());
+    Ok(Slot::Record(record, span))
+}
+
+/// The raw timestamp of the record at the start of `data`, read without
+/// checking the rest of the record (to order buffers from a short prefix).
+pub fn peek_timestamp(data: &[u8]) -> Option<u64> {
+    use crate::bytes::{u16_at, u64_at};
+    let marker = u32_at(data, 0)?;
+    match (marker >> 24) as u8 {
+        0xC0 => match HeaderKind::from_header_type((marker >> 16) as u8)? {
+            HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => u64_at(data, 8),
+            _ => u64_at(data, 0x10),
+        },
+        0x90 => {
+            use message::option_flags as f;
+            let opts = u16_at(data, 6)?;
+            if opts & (f::TIMESTAMP | f::PERFORMANCE_TIMESTAMP) == 0 {
+                return None;
+            }
+            let mut at = 8;
+            if opts & f::SEQUENCE != 0 {
+                at += 4;
+            }
+            if opts & f::GUID != 0 {
+                at += 16;
+            } else if opts & f::COMPONENT_ID != 0 {
+                at += 4;
+            }
+            u64_at(data, at)
+        }
+        _ => None,
+    }
+}
+
+/// Checks a header's size field against the header length and the bytes left.
+fn checked_size(size: u16, minimum: usize, data: &[u8]) -> Result<usize, ErrorKind> {
+    let size = usize::from(size);
+    if size < minimum || size > data.len() {
+        return Err(ErrorKind::BadRecordSize {
+            size,
+            minimum,
+            remaining: data.len(),
+        });
+    }
+    Ok(size)
+}
