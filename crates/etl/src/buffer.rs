@@ -36,10 +36,7 @@ impl BufferFlags {
 
     /// Names of the set bits, in bit order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Self::NAMES
-            .into_iter()
-            .filter(move |(bit, _)| self.0 & bit != 0)
-            .map(|(_, n)| n)
+        Self::NAMES.into_iter().filter(move |(bit, _)| self.0 & bit != 0).map(|(_, n)| n)
     }
 }
 
@@ -109,11 +106,7 @@ impl BufferHeader {
         let flags = BufferFlags(u16_at(h, 0x34)?);
         let context = u16_at(h, 0x28)?;
         // Without PROC_INDEX the field is a u8 processor number and a u8 alignment.
-        let processor = if flags.contains(BufferFlags::PROC_INDEX) {
-            context & 0x07FF
-        } else {
-            context & 0xFF
-        };
+        let processor = if flags.contains(BufferFlags::PROC_INDEX) { context & 0x07FF } else { context & 0xFF };
         Some(BufferHeader {
             buffer_size: u32_at(h, 0x00)?,
             saved_offset: u32_at(h, 0x04)?,
@@ -171,10 +164,7 @@ impl<'data> Buffer<'data> {
     pub fn truncation_error(&self) -> Option<Error> {
         self.truncated.then(|| Error {
             location: self.location(0),
-            kind: ErrorKind::BufferTruncated {
-                size: self.header.buffer_size,
-                remaining: self.raw.len() as u64,
-            },
+            kind: ErrorKind::BufferTruncated { size: self.header.buffer_size, remaining: self.raw.len() as u64 },
         })
     }
 }
@@ -199,12 +189,7 @@ pub struct BufferWalk<'data> {
 
 impl<'data> BufferWalk<'data> {
     pub fn new(data: &'data [u8]) -> Self {
-        BufferWalk {
-            data,
-            offset: 0,
-            index: 0,
-            done: false,
-        }
+        BufferWalk { data, offset: 0, index: 0, done: false }
     }
 
     /// File offset of the next buffer the walk would read.
@@ -214,12 +199,8 @@ impl<'data> BufferWalk<'data> {
 
     fn fail(&mut self, kind: ErrorKind, compressed: bool) -> Option<Result<Buffer<'data>, Error>> {
         self.done = true;
-        let location = Location {
-            buffer_index: self.index,
-            buffer_offset: self.offset as u64,
-            offset_in_buffer: 0,
-            compressed,
-        };
+        let location =
+            Location { buffer_index: self.index, buffer_offset: self.offset as u64, offset_in_buffer: 0, compressed };
         Some(Err(Error { location, kind }))
     }
 }
@@ -253,29 +234,15 @@ impl<'data> Iterator for BufferWalk<'data> {
             return None;
         }
         let compressed = header.is_compressed();
-        if (header.buffer_size as usize) < BUFFER_HEADER_SIZE
-            || header.buffer_size > MAX_BUFFER_SIZE
-        {
-            return self.fail(
-                ErrorKind::BadBufferSize {
-                    size: header.buffer_size,
-                    remaining,
-                },
-                compressed,
-            );
+        if (header.buffer_size as usize) < BUFFER_HEADER_SIZE || header.buffer_size > MAX_BUFFER_SIZE {
+            return self.fail(ErrorKind::BadBufferSize { size: header.buffer_size, remaining }, compressed);
         }
         let size = header.buffer_size as usize;
         let (raw, truncated) = match rest.get(..size) {
             Some(raw) => (raw, false),
             None => (rest, true),
         };
-        let buffer = Buffer {
-            index: self.index,
-            offset: self.offset as u64,
-            header,
-            raw,
-            truncated,
-        };
+        let buffer = Buffer { index: self.index, offset: self.offset as u64, header, raw, truncated };
         if truncated {
             self.done = true;
         }

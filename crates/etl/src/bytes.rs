@@ -53,10 +53,7 @@ impl<'a> Utf16<'a> {
         let mut i = 0usize;
         while let Some(pair) = rest.get(i..i.saturating_add(2)) {
             if pair == [0, 0] {
-                return Some((
-                    Utf16(rest.get(..i)?),
-                    offset.saturating_add(i).saturating_add(2),
-                ));
+                return Some((Utf16(rest.get(..i)?), offset.saturating_add(i).saturating_add(2)));
             }
             i = i.saturating_add(2);
         }
@@ -66,13 +63,8 @@ impl<'a> Utf16<'a> {
 
     /// The string with invalid UTF-16 replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> String {
-        let units = self
-            .0
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]));
-        char::decode_utf16(units)
-            .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
-            .collect()
+        let units = self.0.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+        char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
     }
 
     pub fn is_empty(&self) -> bool {

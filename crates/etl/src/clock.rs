@@ -53,13 +53,7 @@ pub struct Clock {
 }
 
 impl Clock {
-    pub fn new(
-        clock_type: ClockType,
-        start_time: i64,
-        anchor: u64,
-        perf_freq: i64,
-        cpu_mhz: u32,
-    ) -> Clock {
+    pub fn new(clock_type: ClockType, start_time: i64, anchor: u64, perf_freq: i64, cpu_mhz: u32) -> Clock {
         let ticks_per_second = match clock_type {
             ClockType::SystemTime => 10_000_000,
             ClockType::CpuCycles if cpu_mhz > 0 => i128::from(cpu_mhz) * 1_000_000,
@@ -67,20 +61,14 @@ impl Clock {
             // No usable frequency: treat ticks as 100 ns so times stay ordered.
             _ => 10_000_000,
         };
-        Clock {
-            clock_type,
-            start_time,
-            anchor,
-            ticks_per_second,
-        }
+        Clock { clock_type, start_time, anchor, ticks_per_second }
     }
 
     /// FILETIME of a raw timestamp, exact for the 10 MHz clocks Windows uses,
     /// rounded toward the past otherwise.
     pub fn to_filetime(&self, raw: u64) -> i64 {
         let delta = i128::from(raw) - i128::from(self.anchor);
-        let ft =
-            i128::from(self.start_time) + (delta * 10_000_000).div_euclid(self.ticks_per_second);
+        let ft = i128::from(self.start_time) + (delta * 10_000_000).div_euclid(self.ticks_per_second);
         ft.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
@@ -171,15 +159,9 @@ mod tests {
 
     #[test]
     fn filetime_text() {
-        assert_eq!(
-            FileTime(FILETIME_UNIX_EPOCH).to_string(),
-            "1970-01-01T00:00:00.0000000Z"
-        );
+        assert_eq!(FileTime(FILETIME_UNIX_EPOCH).to_string(), "1970-01-01T00:00:00.0000000Z");
         // 2016-05-26T20:17:22.4789320Z, the start of a PerfView sample trace.
-        assert_eq!(
-            FileTime(131_087_674_424_789_320).to_string(),
-            "2016-05-26T20:17:22.4789320Z"
-        );
+        assert_eq!(FileTime(131_087_674_424_789_320).to_string(), "2016-05-26T20:17:22.4789320Z");
         assert_eq!(FileTime(0).to_string(), "1601-01-01T00:00:00.0000000Z");
         // Leap day.
         assert_eq!(

@@ -19,10 +19,7 @@ pub struct Location {
 impl Location {
     /// The absolute file offset, when the place is not inside compressed data.
     pub fn file_offset(&self) -> Option<u64> {
-        (!self.compressed).then(|| {
-            self.buffer_offset
-                .saturating_add(u64::from(self.offset_in_buffer))
-        })
+        (!self.compressed).then(|| self.buffer_offset.saturating_add(u64::from(self.offset_in_buffer)))
     }
 }
 
@@ -58,17 +55,9 @@ pub enum ErrorKind {
     /// A record starts with a marker no ETW writer produces.
     UnknownMarker { marker: u32 },
     /// A record's size is smaller than its header or runs past the buffer's data.
-    BadRecordSize {
-        size: usize,
-        minimum: usize,
-        remaining: usize,
-    },
+    BadRecordSize { size: usize, minimum: usize, remaining: usize },
     /// An extended data item's size is impossible.
-    BadExtendedItem {
-        item_size: u16,
-        data_size: u16,
-        remaining: usize,
-    },
+    BadExtendedItem { item_size: u16, data_size: u16, remaining: usize },
     /// The XPRESS stream of a compressed buffer is damaged.
     Decompress { reason: &'static str, at: usize },
     /// A compressed buffer decompressed to fewer bytes than its header promised.
@@ -79,10 +68,9 @@ impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ErrorKind::*;
         match self {
-            FileTooSmall { len } => write!(
-                f,
-                "file is {len} bytes; expected at least one 72-byte buffer header (is this an .etl file?)"
-            ),
+            FileTooSmall { len } => {
+                write!(f, "file is {len} bytes; expected at least one 72-byte buffer header (is this an .etl file?)")
+            }
             BadBufferSize { size, remaining } => write!(
                 f,
                 "buffer size field is {size:#x}; expected at least 0x48 and at most the {remaining:#x} bytes left in the file"
@@ -91,14 +79,12 @@ impl fmt::Display for ErrorKind {
                 f,
                 "file ends inside a buffer: its header says {size:#x} bytes, only {remaining:#x} remain (truncated file?)"
             ),
-            BadFilledOffset { filled, limit } => write!(
-                f,
-                "buffer filled-bytes field is {filled:#x}; expected between 0x48 and {limit:#x}"
-            ),
-            MissingHeaderEvent { found } => write!(
-                f,
-                "first record is {found}; expected the trace header event (EventTrace/Header, hook 0x0000)"
-            ),
+            BadFilledOffset { filled, limit } => {
+                write!(f, "buffer filled-bytes field is {filled:#x}; expected between 0x48 and {limit:#x}")
+            }
+            MissingHeaderEvent { found } => {
+                write!(f, "first record is {found}; expected the trace header event (EventTrace/Header, hook 0x0000)")
+            }
             ShortHeaderEvent { payload, needed } => write!(
                 f,
                 "trace header event has {payload} payload bytes; expected at least {needed} for TRACE_LOGFILE_HEADER"
@@ -107,32 +93,20 @@ impl fmt::Display for ErrorKind {
                 f,
                 "record marker is {marker:#010x}; expected a trace header (0xC0xxxxxx) or a message (0x90xxxxxx)"
             ),
-            BadRecordSize {
-                size,
-                minimum,
-                remaining,
-            } => write!(
+            BadRecordSize { size, minimum, remaining } => write!(
                 f,
                 "record size is {size:#x}; expected at least {minimum:#x} and at most the {remaining:#x} bytes left in the buffer"
             ),
-            BadExtendedItem {
-                item_size,
-                data_size,
-                remaining,
-            } => write!(
+            BadExtendedItem { item_size, data_size, remaining } => write!(
                 f,
                 "extended data item of size {item_size:#x} (data {data_size:#x}); expected 8 + data bytes within the {remaining:#x} bytes left in the record"
             ),
             Decompress { reason, at } => {
-                write!(
-                    f,
-                    "compressed buffer is damaged at input byte {at:#x}: {reason}"
-                )
+                write!(f, "compressed buffer is damaged at input byte {at:#x}: {reason}")
             }
-            ShortDecompressedBuffer { got, expected } => write!(
-                f,
-                "compressed buffer decompressed to {got:#x} bytes; its header promised {expected:#x}"
-            ),
+            ShortDecompressedBuffer { got, expected } => {
+                write!(f, "compressed buffer decompressed to {got:#x} bytes; its header promised {expected:#x}")
+            }
         }
     }
 }

@@ -80,21 +80,13 @@ impl<'a> ExtendedItems<'a> {
         let mut pos = 0usize;
         loop {
             let remaining = body.len().saturating_sub(pos);
-            let bad = |item_size, data_size| ErrorKind::BadExtendedItem {
-                item_size,
-                data_size,
-                remaining,
-            };
-            let (Some(item_size), Some(data_size), Some(linkage)) = (
-                u16_at(body, pos),
-                u16_at(body, pos + 6),
-                u16_at(body, pos + 4),
-            ) else {
+            let bad = |item_size, data_size| ErrorKind::BadExtendedItem { item_size, data_size, remaining };
+            let (Some(item_size), Some(data_size), Some(linkage)) =
+                (u16_at(body, pos), u16_at(body, pos + 6), u16_at(body, pos + 4))
+            else {
                 return Err(bad(0, 0));
             };
-            if usize::from(item_size) < 8 + usize::from(data_size)
-                || usize::from(item_size) > remaining
-            {
+            if usize::from(item_size) < 8 + usize::from(data_size) || usize::from(item_size) > remaining {
                 return Err(bad(item_size, data_size));
             }
             pos += usize::from(item_size);
@@ -116,10 +108,7 @@ impl<'a> ExtendedItems<'a> {
     }
 
     pub fn iter(&self) -> ExtendedIter<'a> {
-        ExtendedIter {
-            data: self.data,
-            pos: 0,
-        }
+        ExtendedIter { data: self.data, pos: 0 }
     }
 
     /// The first item of a type.
@@ -129,8 +118,7 @@ impl<'a> ExtendedItems<'a> {
 
     /// The related activity id, if the event has one.
     pub fn related_activity_id(&self) -> Option<Guid> {
-        self.find(ExtType::RELATED_ACTIVITYID)
-            .and_then(|i| Guid::read(i.data, 0))
+        self.find(ExtType::RELATED_ACTIVITYID).and_then(|i| Guid::read(i.data, 0))
     }
 }
 
@@ -158,11 +146,7 @@ impl<'a> Iterator for ExtendedIter<'a> {
         let data_size = usize::from(u16_at(self.data, self.pos + 6)?);
         let start = self.pos + 8;
         let data = self.data.get(start..start + data_size)?;
-        self.pos = if item_size == 0 {
-            self.data.len()
-        } else {
-            self.pos + item_size
-        };
+        self.pos = if item_size == 0 { self.data.len() } else { self.pos + item_size };
         Some(ExtendedItem { ext_type, data })
     }
 }
@@ -220,40 +204,25 @@ impl<'a> ExtendedItem<'a> {
         let d = self.data;
         let other = ExtendedData::Other(d);
         match self.ext_type {
-            ExtType::RELATED_ACTIVITYID => {
-                Guid::read(d, 0).map_or(other, ExtendedData::RelatedActivityId)
-            }
+            ExtType::RELATED_ACTIVITYID => Guid::read(d, 0).map_or(other, ExtendedData::RelatedActivityId),
             ExtType::SID => ExtendedData::Sid(d),
             ExtType::TS_ID => u32_at(d, 0).map_or(other, ExtendedData::TerminalSessionId),
             ExtType::INSTANCE_INFO => match (u32_at(d, 0), u32_at(d, 4), Guid::read(d, 8)) {
                 (Some(instance_id), Some(parent_instance_id), Some(parent_guid)) => {
-                    ExtendedData::InstanceInfo {
-                        instance_id,
-                        parent_instance_id,
-                        parent_guid,
-                    }
+                    ExtendedData::InstanceInfo { instance_id, parent_instance_id, parent_guid }
                 }
                 _ => other,
             },
             ExtType::STACK_TRACE32 => match u64_at(d, 0) {
-                Some(match_id) => ExtendedData::StackTrace32 {
-                    match_id,
-                    frames: d.get(8..).unwrap_or_default(),
-                },
+                Some(match_id) => ExtendedData::StackTrace32 { match_id, frames: d.get(8..).unwrap_or_default() },
                 None => other,
             },
             ExtType::STACK_TRACE64 => match u64_at(d, 0) {
-                Some(match_id) => ExtendedData::StackTrace64 {
-                    match_id,
-                    frames: d.get(8..).unwrap_or_default(),
-                },
+                Some(match_id) => ExtendedData::StackTrace64 { match_id, frames: d.get(8..).unwrap_or_default() },
                 None => other,
             },
             ExtType::STACK_KEY32 => match (u64_at(d, 0), u32_at(d, 8)) {
-                (Some(match_id), Some(key)) => ExtendedData::StackKey {
-                    match_id,
-                    key: u64::from(key),
-                },
+                (Some(match_id), Some(key)) => ExtendedData::StackKey { match_id, key: u64::from(key) },
                 _ => other,
             },
             ExtType::STACK_KEY64 => match (u64_at(d, 0), u64_at(d, 8)) {
@@ -262,15 +231,12 @@ impl<'a> ExtendedItem<'a> {
             },
             ExtType::PEBS_INDEX => u64_at(d, 0).map_or(other, ExtendedData::PebsIndex),
             ExtType::PMC_COUNTERS => ExtendedData::PmcCounters(d),
-            ExtType::PSM_KEY
-            | ExtType::EVENT_KEY
-            | ExtType::PROCESS_START_KEY
-            | ExtType::QPC_DELTA => u64_at(d, 0).map_or(other, ExtendedData::Key),
+            ExtType::PSM_KEY | ExtType::EVENT_KEY | ExtType::PROCESS_START_KEY | ExtType::QPC_DELTA => {
+                u64_at(d, 0).map_or(other, ExtendedData::Key)
+            }
             ExtType::EVENT_SCHEMA_TL => ExtendedData::TraceLoggingSchema(d),
             ExtType::PROV_TRAITS => ExtendedData::ProviderTraits(d),
-            ExtType::CONTROL_GUID | ExtType::CONTAINER_ID => {
-                Guid::read(d, 0).map_or(other, ExtendedData::Guid)
-            }
+            ExtType::CONTROL_GUID | ExtType::CONTAINER_ID => Guid::read(d, 0).map_or(other, ExtendedData::Guid),
             _ => other,
         }
     }
@@ -312,9 +278,7 @@ mod tests {
         assert_eq!(rest, b"payload");
         let parsed: Vec<_> = items.iter().map(|i| i.parse()).collect();
         assert_eq!(parsed[0], ExtendedData::TerminalSessionId(7));
-        assert!(
-            matches!(parsed[1], ExtendedData::StackTrace64 { match_id: 0, frames } if frames.len() == 8)
-        );
+        assert!(matches!(parsed[1], ExtendedData::StackTrace64 { match_id: 0, frames } if frames.len() == 8));
     }
 
     #[test]

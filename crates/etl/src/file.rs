@@ -30,16 +30,12 @@ impl TraceFile {
             #[allow(unsafe_code)]
             let map = unsafe { memmap2::Mmap::map(&file) };
             if let Ok(map) = map {
-                return Ok(TraceFile {
-                    bytes: Bytes::Mapped(map),
-                });
+                return Ok(TraceFile { bytes: Bytes::Mapped(map) });
             }
         }
         let mut v = Vec::new();
         file.read_to_end(&mut v)?;
-        Ok(TraceFile {
-            bytes: Bytes::Read(v),
-        })
+        Ok(TraceFile { bytes: Bytes::Read(v) })
     }
 
     pub fn bytes(&self) -> &[u8] {

@@ -12,12 +12,7 @@ pub struct Guid {
 }
 
 impl Guid {
-    pub const ZERO: Guid = Guid {
-        data1: 0,
-        data2: 0,
-        data3: 0,
-        data4: [0; 8],
-    };
+    pub const ZERO: Guid = Guid { data1: 0, data2: 0, data3: 0, data4: [0; 8] };
 
     /// From the 16 bytes of a GUID in Windows (mixed-endian) layout.
     pub const fn from_bytes_le(b: [u8; 16]) -> Guid {
@@ -34,10 +29,7 @@ impl Guid {
         let b = self.data2.to_le_bytes();
         let c = self.data3.to_le_bytes();
         let d = self.data4;
-        [
-            a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], d[0], d[1], d[2], d[3], d[4], d[5],
-            d[6], d[7],
-        ]
+        [a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]
     }
 
     pub(crate) fn read(data: &[u8], offset: usize) -> Option<Guid> {
@@ -85,10 +77,7 @@ impl Guid {
             data1: u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
             data2: u16::from_be_bytes([bytes[4], bytes[5]]),
             data3: u16::from_be_bytes([bytes[6], bytes[7]]),
-            data4: [
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14],
-                bytes[15],
-            ],
+            data4: [bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]],
         })
     }
 
@@ -146,10 +135,7 @@ impl FromStr for Guid {
     /// Accepts the hyphenated form with or without `{}` braces, any case.
     fn from_str(s: &str) -> Result<Guid, ParseGuidError> {
         let s = s.trim();
-        let s = s
-            .strip_prefix('{')
-            .and_then(|t| t.strip_suffix('}'))
-            .unwrap_or(s);
+        let s = s.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(s);
         Guid::parse_hyphenated(s.as_bytes()).ok_or(ParseGuidError)
     }
 }
@@ -161,27 +147,13 @@ mod tests {
     #[test]
     fn windows_byte_order_round_trips() {
         // Kernel-Network's provider id as the bytes appear in an EVENT_HEADER.
-        let bytes = [
-            0x49, 0x2a, 0xd4, 0x7d, 0x29, 0x53, 0x32, 0x48, 0x8d, 0xfd, 0x43, 0xd9, 0x79, 0x15,
-            0x3a, 0x88,
-        ];
+        let bytes = [0x49, 0x2a, 0xd4, 0x7d, 0x29, 0x53, 0x32, 0x48, 0x8d, 0xfd, 0x43, 0xd9, 0x79, 0x15, 0x3a, 0x88];
         let g = Guid::from_bytes_le(bytes);
         assert_eq!(g.to_string(), "7dd42a49-5329-4832-8dfd-43d979153a88");
         assert_eq!(g.to_bytes_le(), bytes);
-        assert_eq!(
-            "{7DD42A49-5329-4832-8DFD-43D979153A88}".parse::<Guid>(),
-            Ok(g)
-        );
+        assert_eq!("{7DD42A49-5329-4832-8DFD-43D979153A88}".parse::<Guid>(), Ok(g));
         assert_eq!(Guid::parse_const("7dd42a49-5329-4832-8dfd-43d979153a88"), g);
-        assert!(
-            "7dd42a49-5329-4832-8dfd-43d979153a8"
-                .parse::<Guid>()
-                .is_err()
-        );
-        assert!(
-            "7dd42a49+5329-4832-8dfd-43d979153a88"
-                .parse::<Guid>()
-                .is_err()
-        );
+        assert!("7dd42a49-5329-4832-8dfd-43d979153a8".parse::<Guid>().is_err());
+        assert!("7dd42a49+5329-4832-8dfd-43d979153a88".parse::<Guid>().is_err());
     }
 }

@@ -62,9 +62,7 @@ impl LogfileHeader {
         let (log_file_name, _) = Utf16::read_terminated(payload, next).unwrap_or_default();
         let tz_name = |off: usize| {
             let raw = payload.get(tz + off..tz + off + 64).unwrap_or_default();
-            Utf16::read_terminated(raw, 0)
-                .map(|(s, _)| s.to_string_lossy())
-                .unwrap_or_default()
+            Utf16::read_terminated(raw, 0).map(|(s, _)| s.to_string_lossy()).unwrap_or_default()
         };
         Some(LogfileHeader {
             buffer_size: u32_at(payload, 0x00)?,
@@ -130,10 +128,6 @@ impl LogfileHeader {
             (0x0400_0000, "COMPRESSED_MODE"),
             (0x0800_0000, "INDEPENDENT_SESSION_MODE"),
         ];
-        MODES
-            .iter()
-            .filter(|(bit, _)| self.log_file_mode & bit != 0)
-            .map(|(_, n)| *n)
-            .collect()
+        MODES.iter().filter(|(bit, _)| self.log_file_mode & bit != 0).map(|(_, n)| *n).collect()
     }
 }

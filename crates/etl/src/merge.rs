@@ -108,13 +108,7 @@ fn load<'d>(trace: &Trace<'d>, info: &BufferInfo) -> LoadedBuffer<'d> {
         // Not expected of one CPU's buffer; a stable sort keeps ties in file order.
         index.sort_by_key(|&(ts, _)| ts);
     }
-    LoadedBuffer {
-        info: *info,
-        bytes,
-        index,
-        next: 0,
-        errors,
-    }
+    LoadedBuffer { info: *info, bytes, index, next: 0, errors }
 }
 
 /// Most buffers loaded ahead in one parallel batch, and their decompressed size.
@@ -144,10 +138,7 @@ pub struct EventStream<'t, 'd> {
 
 impl std::fmt::Debug for EventStream<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventStream")
-            .field("buffers", &self.order.len())
-            .field("next_open", &self.next_open)
-            .finish()
+        f.debug_struct("EventStream").field("buffers", &self.order.len()).field("next_open", &self.next_open).finish()
     }
 }
 
@@ -199,20 +190,11 @@ impl<'t, 'd> EventStream<'t, 'd> {
             }
         }
         let trace = self.trace;
-        let infos: Vec<(usize, &BufferInfo)> = batch
-            .iter()
-            .filter_map(|&p| Some((p, self.info(p)?)))
-            .collect();
+        let infos: Vec<(usize, &BufferInfo)> = batch.iter().filter_map(|&p| Some((p, self.info(p)?))).collect();
         let loaded: Vec<(usize, LoadedBuffer<'d>)> = if infos.len() > 1 {
-            infos
-                .par_iter()
-                .map(|&(p, info)| (p, load(trace, info)))
-                .collect()
+            infos.par_iter().map(|&(p, info)| (p, load(trace, info))).collect()
         } else {
-            infos
-                .iter()
-                .map(|&(p, info)| (p, load(trace, info)))
-                .collect()
+            infos.iter().map(|&(p, info)| (p, load(trace, info))).collect()
         };
         for (p, buffer) in loaded {
             if let Some(slot) = self.slots.get_mut(p) {
@@ -287,11 +269,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
                     self.retired.push(position);
                 }
             }
-            return Some(Ok(EventRef {
-                slot: position,
-                offset,
-                timestamp,
-            }));
+            return Some(Ok(EventRef { slot: position, offset, timestamp }));
         }
     }
 

@@ -116,16 +116,8 @@ fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>)
     let s = &mut p.summary;
     s.buffers = 1;
     s.compressed_buffers = u64::from(info.header.is_compressed());
-    s.buffers_flagged_events_lost = u64::from(
-        info.header
-            .flags
-            .contains(crate::buffer::BufferFlags::EVENTS_LOST),
-    );
-    s.buffers_flagged_buffer_lost = u64::from(
-        info.header
-            .flags
-            .contains(crate::buffer::BufferFlags::BUFFER_LOST),
-    );
+    s.buffers_flagged_events_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::EVENTS_LOST));
+    s.buffers_flagged_buffer_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::BUFFER_LOST));
     s.stored_bytes = info.stored_len as u64;
     s.logical_bytes = u64::from(info.header.filled);
 
@@ -140,10 +132,7 @@ fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>)
             }
         };
         s.events += 1;
-        let k = HeaderKind::ALL
-            .iter()
-            .position(|k| *k == record.kind)
-            .unwrap_or(0);
+        let k = HeaderKind::ALL.iter().position(|k| *k == record.kind).unwrap_or(0);
         kinds[k] += 1;
         s.first_timestamp = min_opt(s.first_timestamp, Some(record.timestamp));
         s.last_timestamp = s.last_timestamp.max(Some(record.timestamp));
@@ -184,29 +173,19 @@ impl Summary {
         let partial = trace
             .buffers()
             .par_iter()
-            .map_init(Vec::new, |scratch, info| {
-                summarize_buffer(trace, info, scratch)
-            })
+            .map_init(Vec::new, |scratch, info| summarize_buffer(trace, info, scratch))
             .reduce(Partial::default, Partial::merge);
         let mut summary = partial.summary;
-        summary
-            .errors
-            .sort_by_key(|e| (e.location.buffer_index, e.location.offset_in_buffer));
+        summary.errors.sort_by_key(|e| (e.location.buffer_index, e.location.offset_in_buffer));
         summary.errors.extend(trace.walk_error().cloned());
         let mut providers: Vec<ProviderSummary> = partial
             .providers
             .into_iter()
             .map(|(guid, c)| ProviderSummary {
                 guid,
-                name: c
-                    .name
-                    .or_else(|| well_known::provider_name(&guid).map(str::to_owned)),
+                name: c.name.or_else(|| well_known::provider_name(&guid).map(str::to_owned)),
                 events: c.events,
-                kinds: HeaderKind::ALL
-                    .iter()
-                    .copied()
-                    .filter(|k| c.kinds & kind_bit(*k) != 0)
-                    .collect(),
+                kinds: HeaderKind::ALL.iter().copied().filter(|k| c.kinds & kind_bit(*k) != 0).collect(),
                 tracelogging: c.tracelogging,
             })
             .collect();

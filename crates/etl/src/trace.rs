@@ -33,10 +33,7 @@ impl BufferInfo {
     }
 
     fn error(&self, offset_in_buffer: usize, kind: ErrorKind) -> Error {
-        Error {
-            location: self.location(offset_in_buffer),
-            kind,
-        }
+        Error { location: self.location(offset_in_buffer), kind }
     }
 }
 
@@ -68,12 +65,8 @@ impl<'data> Trace<'data> {
     /// [`Trace::walk_error`] and reported after the good buffers before it.
     pub fn parse(data: &'data [u8]) -> Result<Trace<'data>> {
         let mut walk = BufferWalk::new(data);
-        let too_small = || Error {
-            location: Location::default(),
-            kind: ErrorKind::FileTooSmall {
-                len: data.len() as u64,
-            },
-        };
+        let too_small =
+            || Error { location: Location::default(), kind: ErrorKind::FileTooSmall { len: data.len() as u64 } };
         let first = walk.next().ok_or_else(too_small)??;
         let mut first_info = BufferInfo {
             index: first.index,
@@ -95,39 +88,24 @@ impl<'data> Trace<'data> {
                 return Err(contents.error.unwrap_or_else(|| {
                     first_info.error(
                         BUFFER_HEADER_SIZE,
-                        ErrorKind::MissingHeaderEvent {
-                            found: "an empty buffer".to_string(),
-                        },
+                        ErrorKind::MissingHeaderEvent { found: "an empty buffer".to_string() },
                     )
                 }));
             }
         };
         if !header_record.is_trace_header() {
-            return Err(first_info.error(
-                BUFFER_HEADER_SIZE,
-                ErrorKind::MissingHeaderEvent {
-                    found: header_record.describe(),
-                },
-            ));
+            return Err(
+                first_info.error(BUFFER_HEADER_SIZE, ErrorKind::MissingHeaderEvent { found: header_record.describe() })
+            );
         }
         let needed = fixed_size(header_record.pointer_size);
-        let header = LogfileHeader::parse(header_record.payload, header_record.pointer_size)
-            .ok_or_else(|| {
-                first_info.error(
-                    BUFFER_HEADER_SIZE,
-                    ErrorKind::ShortHeaderEvent {
-                        payload: header_record.payload.len(),
-                        needed,
-                    },
-                )
-            })?;
+        let header = LogfileHeader::parse(header_record.payload, header_record.pointer_size).ok_or_else(|| {
+            first_info
+                .error(BUFFER_HEADER_SIZE, ErrorKind::ShortHeaderEvent { payload: header_record.payload.len(), needed })
+        })?;
         let header_timestamp = header_record.timestamp;
         first_info.first_timestamp = Some(header_timestamp);
-        let pointer_size = if header.pointer_size == 4 {
-            4
-        } else {
-            header_record.pointer_size
-        };
+        let pointer_size = if header.pointer_size == 4 { 4 } else { header_record.pointer_size };
         let clock = header.clock(header_timestamp);
 
         let mut buffers = vec![first_info];
@@ -149,15 +127,7 @@ impl<'data> Trace<'data> {
                 Err(e) => walk_error = Some(e),
             }
         }
-        Ok(Trace {
-            data,
-            header,
-            header_timestamp,
-            clock,
-            pointer_size,
-            buffers,
-            walk_error,
-        })
+        Ok(Trace { data, header, header_timestamp, clock, pointer_size, buffers, walk_error })
     }
 
     pub fn data(&self) -> &'data [u8] {
@@ -193,41 +163,25 @@ impl<'data> Trace<'data> {
     }
 
     /// The bytes of a buffer, decompressing into `scratch` if it is compressed.
-    pub fn contents<'s>(
-        &'s self,
-        info: &BufferInfo,
-        scratch: &'s mut Vec<u8>,
-    ) -> BufferContents<'s> {
+    pub fn contents<'s>(&'s self, info: &BufferInfo, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
         buffer_contents(self.data, info, scratch)
     }
 
     /// The records of a buffer's contents, in file order.
-    pub fn records<'a>(
-        &self,
-        info: &BufferInfo,
-        contents: &BufferContents<'a>,
-    ) -> BufferRecords<'a> {
+    pub fn records<'a>(&self, info: &BufferInfo, contents: &BufferContents<'a>) -> BufferRecords<'a> {
         BufferRecords::new(contents.bytes, info, self.pointer_size)
     }
 }
 
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
     let start = usize::try_from(info.offset).unwrap_or(usize::MAX);
-    data.get(start..start.saturating_add(info.stored_len))
-        .unwrap_or_default()
+    data.get(start..start.saturating_add(info.stored_len)).unwrap_or_default()
 }
 
-fn buffer_contents<'s>(
-    data: &'s [u8],
-    info: &BufferInfo,
-    scratch: &'s mut Vec<u8>,
-) -> BufferContents<'s> {
+fn buffer_contents<'s>(data: &'s [u8], info: &BufferInfo, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
     if info.header.is_compressed() {
         let error = decompress_buffer(data, info, scratch);
-        BufferContents {
-            bytes: scratch,
-            error,
-        }
+        BufferContents { bytes: scratch, error }
     } else {
         uncompressed_contents(data, info)
     }
@@ -239,56 +193,28 @@ pub(crate) fn uncompressed_contents<'d>(data: &'d [u8], info: &BufferInfo) -> Bu
     let h = &info.header;
     let filled = h.filled as usize;
     if filled < BUFFER_HEADER_SIZE || filled > h.buffer_size as usize {
-        let error = info.error(
-            0x30,
-            ErrorKind::BadFilledOffset {
-                filled: h.filled,
-                limit: h.buffer_size,
-            },
-        );
-        return BufferContents {
-            bytes: &[],
-            error: Some(error),
-        };
+        let error = info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit: h.buffer_size });
+        return BufferContents { bytes: &[], error: Some(error) };
     }
     let end = filled.min(raw.len());
     let error = (filled > raw.len()).then(|| truncation_error(info));
-    BufferContents {
-        bytes: raw.get(..end).unwrap_or_default(),
-        error,
-    }
+    BufferContents { bytes: raw.get(..end).unwrap_or_default(), error }
 }
 
 fn truncation_error(info: &BufferInfo) -> Error {
-    info.error(
-        0,
-        ErrorKind::BufferTruncated {
-            size: info.header.buffer_size,
-            remaining: info.stored_len as u64,
-        },
-    )
+    info.error(0, ErrorKind::BufferTruncated { size: info.header.buffer_size, remaining: info.stored_len as u64 })
 }
 
 /// Decompresses a compressed buffer into `out` (its 0x48-byte header first, so
 /// record offsets match an uncompressed buffer's). Returns the error that cut
 /// the data short; `out` then holds everything decoded before it.
-pub(crate) fn decompress_buffer(
-    data: &[u8],
-    info: &BufferInfo,
-    out: &mut Vec<u8>,
-) -> Option<Error> {
+pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, out: &mut Vec<u8>) -> Option<Error> {
     let raw = raw_buffer(data, info);
     let h = &info.header;
     let filled = h.filled as usize;
     out.clear();
     if filled < BUFFER_HEADER_SIZE || h.filled > MAX_BUFFER_SIZE {
-        return Some(info.error(
-            0x30,
-            ErrorKind::BadFilledOffset {
-                filled: h.filled,
-                limit: MAX_BUFFER_SIZE,
-            },
-        ));
+        return Some(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit: MAX_BUFFER_SIZE }));
     }
     out.extend_from_slice(raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
     let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
@@ -305,14 +231,9 @@ pub(crate) fn decompress_buffer(
                 offset_in_buffer: u32::try_from(BUFFER_HEADER_SIZE + e.at).unwrap_or(u32::MAX),
                 compressed: false,
             },
-            kind: ErrorKind::Decompress {
-                reason: e.reason,
-                at: e.at,
-            },
+            kind: ErrorKind::Decompress { reason: e.reason, at: e.at },
         }),
-        Ok(()) if got < expected => {
-            Some(info.error(0, ErrorKind::ShortDecompressedBuffer { got, expected }))
-        }
+        Ok(()) if got < expected => Some(info.error(0, ErrorKind::ShortDecompressedBuffer { got, expected })),
         Ok(()) => None,
     }
 }
@@ -389,10 +310,8 @@ impl<'a> Iterator for BufferRecords<'a> {
             }
             // The data was cut short (truncated file or damaged compressed
             // stream): the partial record at the end is not an error of its own.
-            Err(ErrorKind::BadRecordSize {
-                size, remaining, ..
-            }) if self.bytes.len() < self.info.header.filled as usize
-                && (size == 0 || size > remaining) =>
+            Err(ErrorKind::BadRecordSize { size, remaining, .. })
+                if self.bytes.len() < self.info.header.filled as usize && (size == 0 || size > remaining) =>
             {
                 self.done = true;
                 None

@@ -18,11 +18,7 @@ pub struct DecompressError {
 /// Decompresses `input`, appending at most `limit` bytes to `out`. Stops
 /// without error when the stream ends or `limit` bytes have been produced.
 /// On error, `out` keeps everything decoded before the damage.
-pub fn decompress_into(
-    input: &[u8],
-    limit: usize,
-    out: &mut Vec<u8>,
-) -> Result<(), DecompressError> {
+pub fn decompress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), DecompressError> {
     let base = out.len();
     let end = base.saturating_add(limit);
     let mut pos = 0usize;
@@ -35,11 +31,7 @@ pub fn decompress_into(
         if flag_count == 0 {
             let Some(word) = crate::bytes::u32_at(input, pos) else {
                 // No further flag word: a well-formed stream has ended.
-                return if pos >= input.len() {
-                    Ok(())
-                } else {
-                    err("truncated flag word", pos)
-                };
+                return if pos >= input.len() { Ok(()) } else { err("truncated flag word", pos) };
             };
             flags = word;
             flag_count = 32;
@@ -107,10 +99,7 @@ pub fn decompress_into(
         length += 3;
         let produced = out.len() - base;
         if offset > produced {
-            return err(
-                "match refers to bytes before the start of the buffer",
-                token_at,
-            );
+            return err("match refers to bytes before the start of the buffer", token_at);
         }
         let length = length.min(end - out.len());
         let start = out.len() - offset;
@@ -146,11 +135,7 @@ pub fn compress(input: &[u8]) -> Vec<u8> {
     let mut half_byte_at: Option<usize> = None;
     let mut i = 0usize;
 
-    let push_flag = |out: &mut Vec<u8>,
-                     flags: &mut u32,
-                     flag_count: &mut u32,
-                     flag_pos: &mut usize,
-                     bit: u32| {
+    let push_flag = |out: &mut Vec<u8>, flags: &mut u32, flag_count: &mut u32, flag_pos: &mut usize, bit: u32| {
         *flags = (*flags << 1) | bit;
         *flag_count += 1;
         if *flag_count == 32 {
@@ -227,11 +212,7 @@ pub fn compress(input: &[u8]) -> Vec<u8> {
     }
     // Unused flag bits are ones: a set flag with no input left ends the stream.
     let free = 32 - flag_count;
-    let last = if free == 32 {
-        u32::MAX
-    } else {
-        (flags << free) | ((1u32 << free) - 1)
-    };
+    let last = if free == 32 { u32::MAX } else { (flags << free) | ((1u32 << free) - 1) };
     out[flag_pos..flag_pos + 4].copy_from_slice(&last.to_le_bytes());
     out
 }
@@ -268,11 +249,7 @@ mod tests {
         let data: Vec<u8> = (0..50_000)
             .map(|i| {
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                if i % 7 < 3 {
-                    (state >> 24) as u8
-                } else {
-                    b"ETW"[i % 3]
-                }
+                if i % 7 < 3 { (state >> 24) as u8 } else { b"ETW"[i % 3] }
             })
             .collect();
         round_trip(&data);

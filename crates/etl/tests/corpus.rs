@@ -9,11 +9,7 @@ use serde_json::Value;
 
 fn corpus_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    assert!(
-        dir.join("catalog.json").exists(),
-        "the shared corpus is missing: expected {}",
-        dir.display()
-    );
+    assert!(dir.join("catalog.json").exists(), "the shared corpus is missing: expected {}", dir.display());
     dir
 }
 
@@ -42,11 +38,7 @@ fn parse_utc(s: &str) -> i64 {
 /// The catalog's times went through a float: they are within a microsecond.
 fn same_instant(ours: i64, catalog: &Value) -> String {
     let theirs = parse_utc(catalog.as_str().unwrap());
-    if (ours - theirs).abs() <= 15 {
-        "same".into()
-    } else {
-        FileTime(ours).to_string()
-    }
+    if (ours - theirs).abs() <= 15 { "same".into() } else { FileTime(ours).to_string() }
 }
 
 #[test]
@@ -74,109 +66,31 @@ fn every_corpus_file_matches_the_catalog() {
         };
         check("events", s.events.to_string(), expected_events.to_string());
         check("errors", format!("{:?}", s.errors), "[]".into());
-        check(
-            "buffers",
-            s.buffers.to_string(),
-            entry["buffers"].to_string(),
-        );
-        check(
-            "compressed",
-            s.compressed_buffers.to_string(),
-            entry["compressed_buffers"].to_string(),
-        );
-        check(
-            "pointer",
-            h.pointer_size.to_string(),
-            entry["pointer_size"].to_string(),
-        );
-        check(
-            "build",
-            h.build.to_string(),
-            entry["windows_build"].to_string(),
-        );
-        check(
-            "clock",
-            h.clock_type.to_string(),
-            entry["clock_type"].to_string(),
-        );
-        check(
-            "cpus",
-            h.number_of_processors.to_string(),
-            entry["num_cpus"].to_string(),
-        );
-        check(
-            "buffer_size",
-            h.buffer_size.to_string(),
-            entry["buffer_size"].to_string(),
-        );
-        check(
-            "events_lost",
-            h.events_lost.to_string(),
-            entry["events_lost"].to_string(),
-        );
-        check(
-            "buffers_lost",
-            h.buffers_lost.to_string(),
-            entry["buffers_lost"].to_string(),
-        );
-        check(
-            "logger",
-            h.logger_name.clone(),
-            entry["logger_name"].as_str().unwrap().to_string(),
-        );
-        check(
-            "mode",
-            format!("{:#x}", h.log_file_mode),
-            entry["log_file_mode"].as_str().unwrap().to_string(),
-        );
-        check(
-            "start",
-            same_instant(h.start_time, &entry["start_utc"]),
-            "same".into(),
-        );
-        check(
-            "end",
-            same_instant(h.end_time, &entry["end_utc"]),
-            "same".into(),
-        );
-        let kinds: BTreeMap<String, u64> = s
-            .record_kinds
-            .iter()
-            .map(|(k, n)| (k.name().to_string(), *n))
-            .collect();
-        let want_kinds: BTreeMap<String, u64> = entry["header_types"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
-            .collect();
+        check("buffers", s.buffers.to_string(), entry["buffers"].to_string());
+        check("compressed", s.compressed_buffers.to_string(), entry["compressed_buffers"].to_string());
+        check("pointer", h.pointer_size.to_string(), entry["pointer_size"].to_string());
+        check("build", h.build.to_string(), entry["windows_build"].to_string());
+        check("clock", h.clock_type.to_string(), entry["clock_type"].to_string());
+        check("cpus", h.number_of_processors.to_string(), entry["num_cpus"].to_string());
+        check("buffer_size", h.buffer_size.to_string(), entry["buffer_size"].to_string());
+        check("events_lost", h.events_lost.to_string(), entry["events_lost"].to_string());
+        check("buffers_lost", h.buffers_lost.to_string(), entry["buffers_lost"].to_string());
+        check("logger", h.logger_name.clone(), entry["logger_name"].as_str().unwrap().to_string());
+        check("mode", format!("{:#x}", h.log_file_mode), entry["log_file_mode"].as_str().unwrap().to_string());
+        check("start", same_instant(h.start_time, &entry["start_utc"]), "same".into());
+        check("end", same_instant(h.end_time, &entry["end_utc"]), "same".into());
+        let kinds: BTreeMap<String, u64> = s.record_kinds.iter().map(|(k, n)| (k.name().to_string(), *n)).collect();
+        let want_kinds: BTreeMap<String, u64> =
+            entry["header_types"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
         check("kinds", format!("{kinds:?}"), format!("{want_kinds:?}"));
-        let providers: BTreeMap<String, u64> = s
-            .providers
-            .iter()
-            .map(|p| (p.guid.to_string(), p.events))
-            .collect();
+        let providers: BTreeMap<String, u64> = s.providers.iter().map(|p| (p.guid.to_string(), p.events)).collect();
         let want_providers: BTreeMap<String, u64> = entry["providers"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| {
-                (
-                    p["guid"].as_str().unwrap().to_string(),
-                    p["count"].as_u64().unwrap(),
-                )
-            })
+            .map(|p| (p["guid"].as_str().unwrap().to_string(), p["count"].as_u64().unwrap()))
             .collect();
-        check(
-            "providers",
-            format!("{providers:?}"),
-            format!("{want_providers:?}"),
-        );
+        check("providers", format!("{providers:?}"), format!("{want_providers:?}"));
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }

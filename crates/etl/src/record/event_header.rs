@@ -23,11 +23,7 @@ use crate::guid::Guid;
 const HEADER_LEN: usize = 0x50;
 
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
-    let short = || ErrorKind::BadRecordSize {
-        size: 0,
-        minimum: HEADER_LEN,
-        remaining: data.len(),
-    };
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };
     let h = data.get(..HEADER_LEN).ok_or_else(short)?;
     let size = checked_size(u16_at(h, 0).ok_or_else(short)?, HEADER_LEN, data)?;
     let record = data.get(..size).ok_or_else(short)?;
@@ -49,10 +45,7 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
     r.cpu_time = if r.flags & (flags::PRIVATE_SESSION | flags::NO_CPUTIME) != 0 {
         CpuTime::Processor(u64_at(h, 0x38).ok_or_else(short)?)
     } else {
-        CpuTime::KernelUser {
-            kernel: u32_at(h, 0x38).ok_or_else(short)?,
-            user: u32_at(h, 0x3C).ok_or_else(short)?,
-        }
+        CpuTime::KernelUser { kernel: u32_at(h, 0x38).ok_or_else(short)?, user: u32_at(h, 0x3C).ok_or_else(short)? }
     };
     r.activity_id = Guid::read(h, 0x40).ok_or_else(short)?;
 

@@ -44,11 +44,7 @@ pub struct MessageInfo {
 
 pub(super) fn parse(data: &[u8], default_pointer_size: u8) -> Result<Record<'_>, ErrorKind> {
     use option_flags as f;
-    let short = || ErrorKind::BadRecordSize {
-        size: 0,
-        minimum: HEADER_LEN,
-        remaining: data.len(),
-    };
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };
     let size = u16_at(data, 0).ok_or_else(short)?;
     let number = u16_at(data, 4).ok_or_else(short)?;
     let opts = u16_at(data, 6).ok_or_else(short)?;

@@ -143,10 +143,7 @@ impl HeaderKind {
     pub fn is_classic(self) -> bool {
         matches!(
             self,
-            HeaderKind::FullHeader32
-                | HeaderKind::FullHeader64
-                | HeaderKind::Instance32
-                | HeaderKind::Instance64
+            HeaderKind::FullHeader32 | HeaderKind::FullHeader64 | HeaderKind::Instance32 | HeaderKind::Instance64
         )
     }
 
@@ -271,29 +268,19 @@ impl<'a> Record<'a> {
     /// Whether this is a trace header event (EventTrace group, Header opcode),
     /// whose payload is a TRACE_LOGFILE_HEADER.
     pub fn is_trace_header(&self) -> bool {
-        self.hook
-            == Some(KernelHook {
-                group: 0,
-                opcode: 0,
-            })
+        self.hook == Some(KernelHook { group: 0, opcode: 0 })
     }
 
     /// TraceLogging events carry their schema in an extended item.
     pub fn is_tracelogging(&self) -> bool {
-        self.extended
-            .iter()
-            .any(|item| item.ext_type == crate::extended::ExtType::EVENT_SCHEMA_TL)
+        self.extended.iter().any(|item| item.ext_type == crate::extended::ExtType::EVENT_SCHEMA_TL)
     }
 
     /// Short description for error messages.
     pub fn describe(&self) -> String {
         match self.hook {
             Some(h) => format!("a {} record with hook {:#06x}", self.kind.name(), h.id()),
-            None => format!(
-                "a {} record of provider {}",
-                self.kind.name(),
-                self.provider
-            ),
+            None => format!("a {} record of provider {}", self.kind.name(), self.provider),
         }
     }
 }
@@ -321,8 +308,7 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Slot<'_>, E
     let record = match top {
         0xC0 => {
             let header_type = (marker >> 16) as u8;
-            let kind = HeaderKind::from_header_type(header_type)
-                .ok_or(ErrorKind::UnknownMarker { marker })?;
+            let kind = HeaderKind::from_header_type(header_type).ok_or(ErrorKind::UnknownMarker { marker })?;
             if kind.is_kernel() {
                 system::parse(data, kind)?
             } else if kind.is_event_header() {
@@ -373,11 +359,7 @@ pub fn peek_timestamp(data: &[u8]) -> Option<u64> {
 fn checked_size(size: u16, minimum: usize, data: &[u8]) -> Result<usize, ErrorKind> {
     let size = usize::from(size);
     if size < minimum || size > data.len() {
-        return Err(ErrorKind::BadRecordSize {
-            size,
-            minimum,
-            remaining: data.len(),
-        });
+        return Err(ErrorKind::BadRecordSize { size, minimum, remaining: data.len() });
     }
     Ok(size)
 }

@@ -22,11 +22,7 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
         HeaderKind::Compact32 | HeaderKind::Compact64 => 0x18,
         _ => 0x10,
     };
-    let short = || ErrorKind::BadRecordSize {
-        size: 0,
-        minimum: header_len,
-        remaining: data.len(),
-    };
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
     let h = data.get(..header_len).ok_or_else(short)?;
     let version_word = u16_at(h, 0).ok_or_else(short)?;
     let size = u16_at(h, 4).ok_or_else(short)?;
@@ -35,10 +31,7 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
     let pmc = usize::from((version_word >> 8) & 0x7) * 8;
     let size = checked_size(size, header_len + pebs + pmc, data)?;
 
-    let hook = KernelHook {
-        group: (hook_id >> 8) as u8,
-        opcode: hook_id as u8,
-    };
+    let hook = KernelHook { group: (hook_id >> 8) as u8, opcode: hook_id as u8 };
     let mut r = Record::empty(kind, size as u16, kind.pointer_size().unwrap_or(8));
     r.hook = Some(hook);
     r.provider = kernel::provider_of(hook).unwrap_or_default();

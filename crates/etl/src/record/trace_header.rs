@@ -26,11 +26,7 @@ pub struct InstanceInfo {
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
     let instance = matches!(kind, HeaderKind::Instance32 | HeaderKind::Instance64);
     let header_len = if instance { 0x48 } else { 0x30 };
-    let short = || ErrorKind::BadRecordSize {
-        size: 0,
-        minimum: header_len,
-        remaining: data.len(),
-    };
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
     let h = data.get(..header_len).ok_or_else(short)?;
     let size = checked_size(u16_at(h, 0).ok_or_else(short)?, header_len, data)?;
 
@@ -43,10 +39,8 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
     r.process_id = u32_at(h, 0x0C);
     r.timestamp = u64_at(h, 0x10).ok_or_else(short)?;
     r.provider = Guid::read(h, 0x18).ok_or_else(short)?;
-    r.cpu_time = CpuTime::KernelUser {
-        kernel: u32_at(h, 0x28).ok_or_else(short)?,
-        user: u32_at(h, 0x2C).ok_or_else(short)?,
-    };
+    r.cpu_time =
+        CpuTime::KernelUser { kernel: u32_at(h, 0x28).ok_or_else(short)?, user: u32_at(h, 0x2C).ok_or_else(short)? };
     if instance {
         r.instance = Some(InstanceInfo {
             instance_id: u32_at(h, 0x30).ok_or_else(short)?,

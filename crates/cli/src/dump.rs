@@ -1,0 +1,233 @@
+//! `nettrail dump`: every event in time order, one JSON object per line.
+//!
+//! Events are taken from the merge in batches and formatted in parallel
+//! (each chunk into its own buffer), then written in order.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use nettrail_etl::extended::{ExtType, provider_traits_name};
+use nettrail_etl::{Clock, Error, Event, EventRef, FileTime, Guid, well_known};
+use rayon::prelude::*;
+
+use crate::{Outcome, json};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .etl file.
+    trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+    format: Format,
+    /// Only events of this provider: a GUID or a name (repeatable).
+    #[arg(long, value_name = "NAME|GUID")]
+    provider: Vec<String>,
+    /// Only events of this process id, as the event header gives it (repeatable).
+    #[arg(long)]
+    pid: Vec<u32>,
+    /// Stop after this many events.
+    #[arg(long)]
+    limit: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// One JSON object per event.
+    Jsonl,
+}
+
+/// Events taken from the merge at a time, and formatted per parallel task.
+const BATCH: usize = 32 * 1024;
+const CHUNK: usize = 2048;
+
+#[derive(Debug, Default)]
+struct Filter {
+    guids: Vec<Guid>,
+    names: Vec<String>,
+    pids: Vec<u32>,
+}
+
+impl Filter {
+    fn new(args: &Args) -> Filter {
+        let mut f = Filter { pids: args.pid.clone(), ..Filter::default() };
+        for p in &args.provider {
+            match p.parse::<Guid>() {
+                Ok(g) => f.guids.push(g),
+                Err(_) => f.names.push(p.to_ascii_lowercase()),
+            }
+        }
+        f
+    }
+
+    fn accepts(&self, e: &Event<'_>, name: Option<&str>) -> bool {
+        if !self.pids.is_empty() && !e.process_id.is_some_and(|pid| self.pids.contains(&pid)) {
+            return false;
+        }
+        if self.guids.is_empty() && self.names.is_empty() {
+            return true;
+        }
+        self.guids.contains(&e.provider)
+            || name.is_some_and(|n| self.names.iter().any(|wanted| n.eq_ignore_ascii_case(wanted)))
+    }
+}
+
+/// The provider's name from the event itself (TraceLogging) or the built-in table.
+fn provider_name<'a>(e: &Event<'a>) -> Option<&'a str> {
+    if let Some(traits) = e.extended.find(ExtType::PROV_TRAITS) {
+        if let Some(name) = provider_traits_name(traits.data) {
+            return Some(name);
+        }
+    }
+    well_known::provider_name(&e.provider)
+}
+
+fn write_event(out: &mut Vec<u8>, e: &Event<'_>, name: Option<&str>, clock: &Clock) {
+    out.extend_from_slice(b"{\"timestamp\":");
+    json::filetime(out, FileTime(clock.to_filetime(e.timestamp)));
+    out.extend_from_slice(b",\"timestamp_raw\":");
+    json::uint(out, e.timestamp);
+    out.extend_from_slice(b",\"provider_guid\":");
+    json::guid(out, &e.provider);
+    out.extend_from_slice(b",\"provider_name\":");
+    match name {
+        Some(n) => json::string(out, n),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"kind\":\"");
+    out.extend_from_slice(e.kind.name().as_bytes());
+    out.extend_from_slice(b"\",\"id\":");
+    json::uint(out, e.id);
+    out.extend_from_slice(b",\"version\":");
+    json::uint(out, e.version);
+    out.extend_from_slice(b",\"opcode\":");
+    json::uint(out, e.opcode);
+    out.extend_from_slice(b",\"task\":");
+    json::uint(out, e.task);
+    out.extend_from_slice(b",\"level\":");
+    json::uint(out, e.level);
+    out.extend_from_slice(b",\"channel\":");
+    json::uint(out, e.channel);
+    out.extend_from_slice(b",\"keywords\":");
+    json::hex(out, e.keywords);
+    out.extend_from_slice(b",\"pid\":");
+    json::opt_uint(out, e.process_id);
+    out.extend_from_slice(b",\"tid\":");
+    json::opt_uint(out, e.thread_id);
+    out.extend_from_slice(b",\"cpu\":");
+    json::uint(out, e.cpu);
+    out.extend_from_slice(b",\"activity_id\":");
+    json::guid_or_null(out, Some(&e.activity_id));
+    out.extend_from_slice(b",\"related_activity_id\":");
+    json::guid_or_null(out, e.extended.related_activity_id().as_ref());
+    out.extend_from_slice(b",\"extended\":[");
+    for (i, item) in e.extended.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(item.ext_type.name().as_bytes());
+        out.push(b'"');
+    }
+    out.extend_from_slice(b"],\"payload_len\":");
+    json::uint(out, e.payload.len());
+    out.extend_from_slice(b"}\n");
+}
+
+/// A formatted chunk: event lines, and damage to report at its place.
+enum Piece {
+    Lines { text: Vec<u8>, count: u64 },
+    Damage(Error),
+}
+
+fn format_chunk(
+    stream: &nettrail_etl::EventStream<'_, '_>,
+    items: &[Result<EventRef, Error>],
+    filter: &Filter,
+    clock: &Clock,
+) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut text = Vec::with_capacity(items.len() * 420);
+    let mut count = 0;
+    for item in items {
+        match item {
+            Ok(r) => {
+                let Some(event) = stream.event(*r) else { continue };
+                let name = provider_name(&event);
+                if filter.accepts(&event, name) {
+                    write_event(&mut text, &event, name, clock);
+                    count += 1;
+                }
+            }
+            Err(e) => {
+                pieces.push(Piece::Lines { text: std::mem::take(&mut text), count });
+                count = 0;
+                pieces.push(Piece::Damage(e.clone()));
+            }
+        }
+    }
+    pieces.push(Piece::Lines { text, count });
+    pieces
+}
+
+/// The first `n` lines of `text`.
+fn first_lines(text: &[u8], n: u64) -> &[u8] {
+    let mut seen = 0;
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &text[..=i];
+            }
+        }
+    }
+    text
+}
+
+pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let file = crate::open(&args.trace)?;
+    let trace = crate::parse(&args.trace, &file)?;
+    let filter = Filter::new(args);
+    let clock = *trace.clock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    // Progress is measured in time: how far the merge clock has come.
+    let first = trace.header_timestamp();
+    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
+    let mut remaining = args.limit.unwrap_or(u64::MAX);
+    let mut damaged = false;
+    let mut stream = trace.events();
+    let mut batch = Vec::with_capacity(BATCH);
+    while remaining > 0 {
+        batch.clear();
+        stream.next_batch(BATCH, &mut batch);
+        if batch.is_empty() {
+            break;
+        }
+        let pieces: Vec<Vec<Piece>> =
+            batch.par_chunks(CHUNK).map(|items| format_chunk(&stream, items, &filter, &clock)).collect();
+        for piece in pieces.into_iter().flatten() {
+            match piece {
+                Piece::Lines { text, count } => {
+                    if count >= remaining {
+                        out.write_all(first_lines(&text, remaining))?;
+                        remaining = 0;
+                        break;
+                    }
+                    out.write_all(&text)?;
+                    remaining -= count;
+                }
+                Piece::Damage(e) => {
+                    out.flush()?;
+                    crate::report_damage(&args.trace, &e);
+                    damaged = true;
+                }
+            }
+        }
+        if let Some(Ok(r)) = batch.last() {
+            progress.update(r.timestamp.saturating_sub(first));
+        }
+    }
+    out.flush()?;
+    Ok(if damaged { Outcome::Damaged } else { Outcome::Complete })
+}

@@ -1,0 +1,209 @@
+//! `nettrail info`: what a trace is — the session, its clock and time span,
+//! providers with event counts, record kinds, lost and damaged data.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use nettrail_etl::{FileTime, Summary, Trace};
+use serde_json::{Value, json};
+
+use crate::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .etl file.
+    trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let file = crate::open(&args.trace)?;
+    let trace = crate::parse(&args.trace, &file)?;
+    let summary = Summary::compute(&trace);
+    let _ = quiet; // counting runs at memory speed; it needs no progress line
+    let report = report(&args.trace, &trace, &summary);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &report)?,
+    }
+    out.flush()?;
+    for error in &summary.errors {
+        crate::report_damage(&args.trace, error);
+    }
+    Ok(if summary.errors.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
+
+fn utc(ft: i64) -> String {
+    FileTime(ft).to_string()
+}
+
+/// The facts, as the JSON document `--format json` prints (the text form is
+/// rendered from it, so the two cannot disagree).
+fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary) -> Value {
+    let h = trace.header();
+    let clock = trace.clock();
+    let first = s.first_timestamp.map(|t| clock.to_filetime(t));
+    let last = s.last_timestamp.map(|t| clock.to_filetime(t));
+    // A session that was not stopped cleanly has no end time: use its last event.
+    let end = if h.end_time != 0 { Some(h.end_time) } else { last };
+    let providers: Vec<Value> = s
+        .providers
+        .iter()
+        .map(|p| {
+            json!({
+                "guid": p.guid.to_string(),
+                "name": p.name,
+                "events": p.events,
+                "record_kinds": p.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                "tracelogging": p.tracelogging,
+            })
+        })
+        .collect();
+    let record_kinds: serde_json::Map<String, Value> =
+        s.record_kinds.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect();
+    let extended: serde_json::Map<String, Value> =
+        s.extended_items.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect();
+    json!({
+        "file": path.display().to_string(),
+        "file_bytes": trace.data().len(),
+        "events": s.events,
+        "providers": providers,
+        "record_kinds": record_kinds,
+        "start_utc": utc(h.start_time),
+        "end_utc": end.map(utc),
+        "first_event_utc": first.map(utc),
+        "last_event_utc": last.map(utc),
+        "span_seconds": match (s.first_timestamp, s.last_timestamp) {
+            (Some(a), Some(b)) => Some(clock.seconds_between(a, b)),
+            _ => None,
+        },
+        "pointer_size": h.pointer_size,
+        "build": h.build,
+        "os_version": format!("{}.{}", h.os_version.0, h.os_version.1),
+        "log_file_version": format!("{}.{}", h.layout_version.0, h.layout_version.1),
+        "cpus": h.number_of_processors,
+        "clock_type": h.clock_type,
+        "clock": clock.clock_type.name(),
+        "perf_freq": h.perf_freq,
+        "timer_resolution_100ns": h.timer_resolution,
+        "boot_utc": utc(h.boot_time),
+        "time_zone": {
+            "bias_minutes": h.time_zone_bias,
+            "standard_name": h.time_zone_standard_name,
+            "daylight_name": h.time_zone_daylight_name,
+        },
+        "buffer_size": h.buffer_size,
+        "buffers": s.buffers,
+        "compressed_buffers": s.compressed_buffers,
+        "buffers_written": h.buffers_written,
+        "stored_bytes": s.stored_bytes,
+        "decompressed_bytes": s.logical_bytes,
+        "events_lost": h.events_lost,
+        "buffers_lost": h.buffers_lost,
+        "buffers_flagged_events_lost": s.buffers_flagged_events_lost,
+        "buffers_flagged_buffer_lost": s.buffers_flagged_buffer_lost,
+        "logger_name": h.logger_name,
+        "log_file_name": h.log_file_name,
+        "log_file_mode": format!("{:#x}", h.log_file_mode),
+        "log_file_modes": h.log_file_mode_names(),
+        "tracelogging_events": s.tracelogging_events,
+        "extended_items": extended,
+        "errors": s.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
+    let s = |k: &str| match &r[k] {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        v => v.to_string(),
+    };
+    let mb = r["file_bytes"].as_f64().unwrap_or(0.0) / 1e6;
+    writeln!(out, "file          {} ({mb:.1} MB)", s("file"))?;
+    writeln!(out, "logger        {} → {}", s("logger_name"), s("log_file_name"))?;
+    writeln!(
+        out,
+        "mode          {} {}",
+        s("log_file_mode"),
+        r["log_file_modes"]
+            .as_array()
+            .map_or(String::new(), |m| { m.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ") })
+    )?;
+    writeln!(
+        out,
+        "windows       {} build {}, {} CPUs, {}-bit pointers, log file format {}",
+        s("os_version"),
+        s("build"),
+        s("cpus"),
+        r["pointer_size"].as_u64().unwrap_or(0) * 8,
+        s("log_file_version")
+    )?;
+    writeln!(out, "clock         {} (type {}), {} ticks/s", s("clock"), s("clock_type"), s("perf_freq"))?;
+    writeln!(out, "start         {}", s("start_utc"))?;
+    writeln!(out, "end           {}", s("end_utc"))?;
+    writeln!(
+        out,
+        "events        {} from {} to {} ({:.3} s)",
+        s("events"),
+        s("first_event_utc"),
+        s("last_event_utc"),
+        r["span_seconds"].as_f64().unwrap_or(0.0)
+    )?;
+    writeln!(
+        out,
+        "buffers       {} of {} bytes, {} compressed ({} stored bytes, {} decompressed)",
+        s("buffers"),
+        s("buffer_size"),
+        s("compressed_buffers"),
+        s("stored_bytes"),
+        s("decompressed_bytes")
+    )?;
+    writeln!(
+        out,
+        "lost          {} events, {} buffers (buffers flagged: {} with lost events, {} lost)",
+        s("events_lost"),
+        s("buffers_lost"),
+        s("buffers_flagged_events_lost"),
+        s("buffers_flagged_buffer_lost")
+    )?;
+    let pairs = |v: &Value| -> String {
+        v.as_object()
+            .map_or(String::new(), |m| m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", "))
+    };
+    writeln!(out, "record kinds  {}", pairs(&r["record_kinds"]))?;
+    if r["extended_items"].as_object().is_some_and(|m| !m.is_empty()) {
+        writeln!(out, "extended      {}", pairs(&r["extended_items"]))?;
+    }
+    writeln!(out, "tracelogging  {} events", s("tracelogging_events"))?;
+    for error in r["errors"].as_array().into_iter().flatten() {
+        writeln!(out, "DAMAGE        {}", error.as_str().unwrap_or_default())?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{:>9}  {:36}  provider", "events", "guid")?;
+    for p in r["providers"].as_array().into_iter().flatten() {
+        let kinds = p["record_kinds"]
+            .as_array()
+            .map_or(String::new(), |k| k.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(","));
+        writeln!(
+            out,
+            "{:>9}  {}  {} [{kinds}]",
+            p["events"].as_u64().unwrap_or(0),
+            p["guid"].as_str().unwrap_or_default(),
+            p["name"].as_str().unwrap_or("(unknown)")
+        )?;
+    }
+    Ok(())
+}

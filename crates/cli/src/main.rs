@@ -1,0 +1,79 @@
+//! `nettrail`: Windows network tracing with ETW — read, decode and correlate
+//! `.etl` traces on any OS. The work lives in the library crates; this crate
+//! parses flags, opens files, chooses output formats and shows progress.
+
+mod dump;
+mod info;
+mod json;
+mod progress;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use nettrail_etl::{Trace, TraceFile};
+
+#[derive(Parser, Debug)]
+#[command(name = "nettrail", version, about, long_about = None, max_term_width = 100)]
+struct Cli {
+    /// Show no progress on stderr (it is also hidden when stderr is not a terminal).
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Describe a trace: session, clock, providers, record kinds, lost data.
+    Info(info::Args),
+    /// Print every event of a trace in time order, one line each.
+    Dump(dump::Args),
+}
+
+/// How a command ended, as an exit code: 0 success, 1 nothing could be read
+/// (bad arguments, unreadable file, not a trace), 2 the trace is damaged —
+/// everything readable before the damage was printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Complete,
+    Damaged,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Info(args) => info::run(args, cli.quiet),
+        Command::Dump(args) => dump::run(args, cli.quiet),
+    };
+    match result {
+        Ok(Outcome::Complete) => ExitCode::SUCCESS,
+        Ok(Outcome::Damaged) => ExitCode::from(2),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nettrail: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `nettrail dump … | head` closes the pipe early; that is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Opens a trace file (memory-mapped).
+fn open(path: &Path) -> anyhow::Result<TraceFile> {
+    TraceFile::open(path).with_context(|| format!("{}: cannot open", path.display()))
+}
+
+/// Parses a trace's header and buffer index; errors name the file.
+fn parse<'a>(path: &Path, file: &'a TraceFile) -> anyhow::Result<Trace<'a>> {
+    Trace::parse(file.bytes()).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Reports damage found in a trace on stderr, naming the file.
+fn report_damage(path: &Path, error: &nettrail_etl::Error) {
+    eprintln!("nettrail: {}: {error}", path.display());
+}
