@@ -74,12 +74,10 @@ impl Filter {
 
 /// The provider's name from the event itself (TraceLogging) or the built-in table.
 fn provider_name<'a>(e: &Event<'a>) -> Option<&'a str> {
-    if let Some(traits) = e.extended.find(ExtType::PROV_TRAITS) {
-        if let Some(name) = provider_traits_name(traits.data) {
-            return Some(name);
-        }
-    }
-    well_known::provider_name(&e.provider)
+    e.extended
+        .find(ExtType::PROV_TRAITS)
+        .and_then(|traits| provider_traits_name(traits.data))
+        .or_else(|| well_known::provider_name(&e.provider))
 }
 
 fn write_event(out: &mut Vec<u8>, e: &Event<'_>, name: Option<&str>, clock: &Clock) {
@@ -134,40 +132,32 @@ fn write_event(out: &mut Vec<u8>, e: &Event<'_>, name: Option<&str>, clock: &Clo
     out.extend_from_slice(b"}\n");
 }
 
-/// A formatted chunk: event lines, and damage to report at its place.
-enum Piece {
-    Lines { text: Vec<u8>, count: u64 },
-    Damage(Error),
-}
-
+/// Formats a chunk of the merged stream into `text` (cleared first); returns
+/// the number of events written and the damage met.
 fn format_chunk(
     stream: &nettrail_etl::EventStream<'_, '_>,
     items: &[Result<EventRef, Error>],
     filter: &Filter,
     clock: &Clock,
-) -> Vec<Piece> {
-    let mut pieces = Vec::new();
-    let mut text = Vec::with_capacity(items.len() * 420);
+    text: &mut Vec<u8>,
+) -> (u64, Vec<Error>) {
+    text.clear();
     let mut count = 0;
+    let mut damage = Vec::new();
     for item in items {
         match item {
             Ok(r) => {
                 let Some(event) = stream.event(*r) else { continue };
                 let name = provider_name(&event);
                 if filter.accepts(&event, name) {
-                    write_event(&mut text, &event, name, clock);
+                    write_event(text, &event, name, clock);
                     count += 1;
                 }
             }
-            Err(e) => {
-                pieces.push(Piece::Lines { text: std::mem::take(&mut text), count });
-                count = 0;
-                pieces.push(Piece::Damage(e.clone()));
-            }
+            Err(e) => damage.push(e.clone()),
         }
     }
-    pieces.push(Piece::Lines { text, count });
-    pieces
+    (count, damage)
 }
 
 /// The first `n` lines of `text`.
@@ -195,33 +185,35 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
     let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
     let mut remaining = args.limit.unwrap_or(u64::MAX);
-    let mut damaged = false;
+    // Damage is reported after every good event, so nothing printed after
+    // the message is news from before it.
+    let mut damage = Vec::new();
     let mut stream = trace.events();
     let mut batch = Vec::with_capacity(BATCH);
+    // One text buffer per chunk, reused batch after batch.
+    let mut texts: Vec<Vec<u8>> = (0..BATCH.div_ceil(CHUNK)).map(|_| Vec::with_capacity(CHUNK * 512)).collect();
     while remaining > 0 {
         batch.clear();
         stream.next_batch(BATCH, &mut batch);
         if batch.is_empty() {
             break;
         }
-        let pieces: Vec<Vec<Piece>> =
-            batch.par_chunks(CHUNK).map(|items| format_chunk(&stream, items, &filter, &clock)).collect();
-        for piece in pieces.into_iter().flatten() {
-            match piece {
-                Piece::Lines { text, count } => {
-                    if count >= remaining {
-                        out.write_all(first_lines(&text, remaining))?;
-                        remaining = 0;
-                        break;
-                    }
-                    out.write_all(&text)?;
-                    remaining -= count;
-                }
-                Piece::Damage(e) => {
-                    out.flush()?;
-                    crate::report_damage(&args.trace, &e);
-                    damaged = true;
-                }
+        let results: Vec<(u64, Vec<Error>)> = batch
+            .par_chunks(CHUNK)
+            .zip(texts.par_iter_mut())
+            .map(|(items, text)| format_chunk(&stream, items, &filter, &clock, text))
+            .collect();
+        for ((count, errors), text) in results.into_iter().zip(&texts) {
+            damage.extend(errors);
+            if remaining == 0 {
+                continue;
+            }
+            if count >= remaining {
+                out.write_all(first_lines(text, remaining))?;
+                remaining = 0;
+            } else {
+                out.write_all(text)?;
+                remaining -= count;
             }
         }
         if let Some(Ok(r)) = batch.last() {
@@ -229,5 +221,8 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if damaged { Outcome::Damaged } else { Outcome::Complete })
+    for e in &damage {
+        crate::report_damage(&args.trace, e);
+    }
+    Ok(if damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
 }

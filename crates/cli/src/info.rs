@@ -111,6 +111,7 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary) -> Value {
         "buffers_written": h.buffers_written,
         "stored_bytes": s.stored_bytes,
         "decompressed_bytes": s.logical_bytes,
+        "unused_bytes": s.unused_bytes,
         "events_lost": h.events_lost,
         "buffers_lost": h.buffers_lost,
         "buffers_flagged_events_lost": s.buffers_flagged_events_lost,
@@ -164,12 +165,13 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "buffers       {} of {} bytes, {} compressed ({} stored bytes, {} decompressed)",
+        "buffers       {} of {} bytes, {} compressed ({} bytes stored, {} filled, {} unused)",
         s("buffers"),
         s("buffer_size"),
         s("compressed_buffers"),
         s("stored_bytes"),
-        s("decompressed_bytes")
+        s("decompressed_bytes"),
+        s("unused_bytes")
     )?;
     writeln!(
         out,

@@ -142,33 +142,6 @@ pub struct Buffer<'data> {
     pub truncated: bool,
 }
 
-impl<'data> Buffer<'data> {
-    /// The location of a byte of this buffer (of its decompressed image if compressed).
-    pub fn location(&self, offset_in_buffer: usize) -> Location {
-        Location {
-            buffer_index: self.index,
-            buffer_offset: self.offset,
-            offset_in_buffer: u32::try_from(offset_in_buffer).unwrap_or(u32::MAX),
-            compressed: self.header.is_compressed(),
-        }
-    }
-
-    /// Bytes after the filled part that hold no records (0xFF fill or stale
-    /// data). Only meaningful for uncompressed buffers.
-    pub fn unused_tail(&self) -> usize {
-        (self.header.buffer_size as usize).saturating_sub(self.header.filled as usize)
-    }
-
-    /// The error to report after this buffer's readable records when the file
-    /// ends inside it.
-    pub fn truncation_error(&self) -> Option<Error> {
-        self.truncated.then(|| Error {
-            location: self.location(0),
-            kind: ErrorKind::BufferTruncated { size: self.header.buffer_size, remaining: self.raw.len() as u64 },
-        })
-    }
-}
-
 /// Largest buffer size ETW can write (its documented maximum is 16 MiB);
 /// a header claiming more is damaged, not a big buffer.
 pub const MAX_BUFFER_SIZE: u32 = 64 << 20;
@@ -219,12 +192,8 @@ impl<'data> Iterator for BufferWalk<'data> {
         }
         let remaining = rest.len() as u64;
         let Some(header) = BufferHeader::parse(rest) else {
-            // A tail shorter than a header: zero or fill bytes are padding;
-            // anything else is a buffer cut short.
-            if rest.iter().all(|&b| b == 0 || b == 0xFF) {
-                self.done = true;
-                return None;
-            }
+            // ETW writes whole buffers (preallocated space is whole zeroed
+            // buffers), so a tail shorter than a header is a buffer cut short.
             let size = u32_at(rest, 0).unwrap_or(0);
             return self.fail(ErrorKind::BufferTruncated { size, remaining }, false);
         };

@@ -123,11 +123,6 @@ impl FileTime {
         out[27] = b'Z';
         28
     }
-
-    /// Seconds since the Unix epoch.
-    pub fn unix_seconds(self) -> f64 {
-        (self.0 - FILETIME_UNIX_EPOCH) as f64 / 1e7
-    }
 }
 
 impl fmt::Display for FileTime {

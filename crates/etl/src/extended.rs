@@ -102,11 +102,6 @@ impl<'a> ExtendedItems<'a> {
         self.data.is_empty()
     }
 
-    /// The raw bytes of all items, headers included.
-    pub fn as_bytes(&self) -> &'a [u8] {
-        self.data
-    }
-
     pub fn iter(&self) -> ExtendedIter<'a> {
         ExtendedIter { data: self.data, pos: 0 }
     }

@@ -15,7 +15,7 @@ use std::ops::Deref;
 use rayon::prelude::*;
 
 use crate::error::{Error, Location};
-use crate::record::{Record, Slot, parse_record};
+use crate::record::{Record, parse_record};
 use crate::trace::{BufferInfo, BufferRecords, Trace, decompress_buffer, uncompressed_contents};
 
 /// A record with where it was found.
@@ -25,6 +25,8 @@ pub struct Event<'a> {
     /// The CPU whose buffer held the record.
     pub cpu: u16,
     pub buffer_index: u32,
+    /// File offset of the buffer.
+    pub buffer_offset: u64,
     /// Offset of the record in its buffer (in the decompressed image when the
     /// buffer is compressed).
     pub offset_in_buffer: u32,
@@ -45,7 +47,7 @@ impl Event<'_> {
     pub fn location(&self) -> Location {
         Location {
             buffer_index: self.buffer_index,
-            buffer_offset: 0,
+            buffer_offset: self.buffer_offset,
             offset_in_buffer: self.offset_in_buffer,
             compressed: self.compressed,
         }
@@ -277,7 +279,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
     pub fn event(&self, r: EventRef) -> Option<Event<'_>> {
         let buffer = self.slots.get(r.slot as usize)?.as_ref()?;
         let bytes = buffer.bytes.bytes().get(r.offset as usize..)?;
-        let Ok(Slot::Record(mut record, _)) = parse_record(bytes, self.trace.pointer_size()) else {
+        let Ok(Some((mut record, _))) = parse_record(bytes, self.trace.pointer_size()) else {
             return None;
         };
         record.timestamp = r.timestamp;
@@ -285,6 +287,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             record,
             cpu: buffer.info.header.processor,
             buffer_index: buffer.info.index,
+            buffer_offset: buffer.info.offset,
             offset_in_buffer: r.offset,
             compressed: buffer.info.header.is_compressed(),
             buffer_flags: buffer.info.header.flags.0,

@@ -47,6 +47,8 @@ pub struct Summary {
     /// Bytes of stored (compressed) and logical buffers.
     pub stored_bytes: u64,
     pub logical_bytes: u64,
+    /// Bytes after the records of uncompressed buffers (fill).
+    pub unused_bytes: u64,
     /// Damage found, in file order; the counts cover every record before it.
     pub errors: Vec<Error>,
 }
@@ -84,6 +86,7 @@ impl Partial {
         }
         a.stored_bytes += b.stored_bytes;
         a.logical_bytes += b.logical_bytes;
+        a.unused_bytes += b.unused_bytes;
         a.errors.extend(b.errors);
         for (guid, counts) in other.providers {
             let mine = self.providers.entry(guid).or_default();
@@ -120,6 +123,7 @@ fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>)
     s.buffers_flagged_buffer_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::BUFFER_LOST));
     s.stored_bytes = info.stored_len as u64;
     s.logical_bytes = u64::from(info.header.filled);
+    s.unused_bytes = info.unused_tail() as u64;
 
     let contents = trace.contents(info, scratch);
     let mut kinds = [0u64; HeaderKind::ALL.len()];

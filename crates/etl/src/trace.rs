@@ -5,7 +5,7 @@ use crate::buffer::{BUFFER_HEADER_SIZE, BufferHeader, BufferWalk, MAX_BUFFER_SIZ
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::logfile::{LogfileHeader, fixed_size};
-use crate::record::{Record, Slot, parse_record, peek_timestamp};
+use crate::record::{Record, parse_record, peek_timestamp};
 use crate::xpress;
 
 /// What the reader knows of one buffer before reading its records.
@@ -29,6 +29,16 @@ impl BufferInfo {
             buffer_offset: self.offset,
             offset_in_buffer: u32::try_from(offset_in_buffer).unwrap_or(u32::MAX),
             compressed: self.header.is_compressed(),
+        }
+    }
+
+    /// Bytes of the buffer after its records (0xFF fill or stale data).
+    /// A compressed buffer stores none.
+    pub fn unused_tail(&self) -> usize {
+        if self.header.is_compressed() {
+            0
+        } else {
+            (self.header.buffer_size as usize).saturating_sub(self.header.filled as usize)
         }
     }
 
@@ -292,7 +302,7 @@ impl<'a> Iterator for BufferRecords<'a> {
         }
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         match parse_record(rest, self.pointer_size) {
-            Ok(Slot::Record(mut record, span)) => {
+            Ok(Some((mut record, span))) => {
                 let at = self.pos;
                 self.pos += span;
                 if self.pos >= self.bytes.len() {
@@ -304,7 +314,7 @@ impl<'a> Iterator for BufferRecords<'a> {
                 self.previous_timestamp = record.timestamp;
                 Some(Ok((at, record)))
             }
-            Ok(Slot::End) => {
+            Ok(None) => {
                 self.done = true;
                 None
             }

@@ -6,24 +6,7 @@ use nettrail_etl::write::{
     ClassicRecord, Context, Descriptor, EventHeaderRecord, KernelHeader, KernelRecord, TraceConfig, TraceWriter,
 };
 use nettrail_etl::{Guid, HeaderKind, Summary, Trace};
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use nettrail_testkit::Rng;
 
 #[derive(Debug, Clone, PartialEq)]
 struct Expected {
@@ -96,7 +79,7 @@ fn generate(seed: u64, compress: bool, count: usize) -> (Vec<u8>, Vec<Expected>)
                     level: 4,
                     opcode: rng.below(10) as u8,
                     task: rng.below(100) as u16,
-                    keywords: rng.next(),
+                    keywords: rng.next_u64(),
                 };
                 let activity = Guid::from_bytes_le(rng.bytes(16).try_into().unwrap());
                 let related = Guid::from_bytes_le(rng.bytes(16).try_into().unwrap());
@@ -212,10 +195,8 @@ fn read_back(bytes: &[u8]) -> Vec<Expected> {
             ExtendedData::StackTrace64 { frames, .. } => Some(frames.to_vec()),
             _ => None,
         });
-        if let CpuTime::KernelUser { kernel, user } = e.cpu_time {
-            if e.kind == HeaderKind::System64 || e.kind == HeaderKind::System32 {
-                assert_eq!((kernel, user), (1, 2));
-            }
+        if matches!(e.kind, HeaderKind::System64 | HeaderKind::System32) {
+            assert_eq!(e.cpu_time, CpuTime::KernelUser { kernel: 1, user: 2 });
         }
         if let Some(instance) = e.instance {
             assert_eq!((instance.instance_id, instance.parent_instance_id), (7, 9));

@@ -271,11 +271,6 @@ impl<'a> Record<'a> {
         self.hook == Some(KernelHook { group: 0, opcode: 0 })
     }
 
-    /// TraceLogging events carry their schema in an extended item.
-    pub fn is_tracelogging(&self) -> bool {
-        self.extended.iter().any(|item| item.ext_type == crate::extended::ExtType::EVENT_SCHEMA_TL)
-    }
-
     /// Short description for error messages.
     pub fn describe(&self) -> String {
         match self.hook {
@@ -285,24 +280,17 @@ impl<'a> Record<'a> {
     }
 }
 
-/// What is at the start of a record slot.
-#[derive(Debug)]
-pub enum Slot<'a> {
-    /// A record, and the bytes it occupies including padding.
-    Record(Record<'a>, usize),
-    /// Fill: no more records in this buffer.
-    End,
-}
-
 /// Parses the record at the start of `data` (the rest of the buffer's filled
-/// region). `default_pointer_size` applies to WPP records that do not say.
-pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Slot<'_>, ErrorKind> {
+/// region): the record and the bytes it occupies including padding, or `None`
+/// at the fill that follows the last record. `default_pointer_size` applies to
+/// WPP records that do not say.
+pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Record<'_>, usize)>, ErrorKind> {
     let Some(marker) = u32_at(data, 0) else {
         // Fewer than 4 bytes cannot start a record; they are padding.
-        return Ok(Slot::End);
+        return Ok(None);
     };
     if marker == 0xFFFF_FFFF {
-        return Ok(Slot::End);
+        return Ok(None);
     }
     let top = (marker >> 24) as u8;
     let record = match top {
@@ -321,18 +309,19 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Slot<'_>, E
         _ => return Err(ErrorKind::UnknownMarker { marker }),
     };
     let span = align8(usize::from(record.size)).min(data.len());
-    Ok(Slot::Record(record, span))
+    Ok(Some((record, span)))
 }
 
-/// The raw timestamp of the record at the start of `data`, read without
-/// checking the rest of the record (to order buffers from a short prefix).
-pub fn peek_timestamp(data: &[u8]) -> Option<u64> {
-    use crate::bytes::{u16_at, u64_at};
+/// Where the raw timestamp of the record at the start of `data` is, read
+/// without checking the rest of the record; `None` if the record has none (a
+/// WPP message without the timestamp option) or the marker is not a record's.
+pub fn timestamp_offset(data: &[u8]) -> Option<usize> {
+    use crate::bytes::u16_at;
     let marker = u32_at(data, 0)?;
     match (marker >> 24) as u8 {
         0xC0 => match HeaderKind::from_header_type((marker >> 16) as u8)? {
-            HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => u64_at(data, 8),
-            _ => u64_at(data, 0x10),
+            HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => Some(8),
+            _ => Some(0x10),
         },
         0x90 => {
             use message::option_flags as f;
@@ -349,10 +338,15 @@ pub fn peek_timestamp(data: &[u8]) -> Option<u64> {
             } else if opts & f::COMPONENT_ID != 0 {
                 at += 4;
             }
-            u64_at(data, at)
+            Some(at)
         }
         _ => None,
     }
+}
+
+/// The raw timestamp of the record at the start of `data` (see [`timestamp_offset`]).
+pub fn peek_timestamp(data: &[u8]) -> Option<u64> {
+    crate::bytes::u64_at(data, timestamp_offset(data)?)
 }
 
 /// Checks a header's size field against the header length and the bytes left.

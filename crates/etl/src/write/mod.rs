@@ -17,6 +17,7 @@ use crate::buffer::{BUFFER_HEADER_SIZE, BufferFlags};
 use crate::bytes::align8;
 use crate::extended::ExtType;
 use crate::guid::Guid;
+use crate::record::HeaderKind;
 use crate::xpress;
 
 /// Session facts written into the header event.
@@ -60,11 +61,11 @@ impl Default for TraceConfig {
             os_version: (10, 0),
             build: 19045,
             // 2026-01-01T00:00:00Z
-            start_time: 134_117_568_000_000_000,
+            start_time: 134_116_992_000_000_000,
             start_timestamp: 10_000_000 * 3600,
             perf_freq: 10_000_000,
             clock_type: 1,
-            boot_time: 134_117_568_000_000_000 - 10_000_000 * 3600,
+            boot_time: 134_116_992_000_000_000 - 10_000_000 * 3600,
             timer_resolution: 156_250,
             cpu_speed_mhz: 2800,
             log_file_mode: 0x0000_0001,
@@ -252,8 +253,8 @@ impl TraceWriter {
         if !e.extended.is_empty() {
             flags |= crate::record::event_header_flags::EXTENDED_INFO;
         }
-        let header_type = if e.pointer_size == 4 { 0x12u8 } else { 0x13 };
-        r.extend_from_slice(&[0, 0, header_type, 0xC0]);
+        let kind = if e.pointer_size == 4 { HeaderKind::EventHeader32 } else { HeaderKind::EventHeader64 };
+        r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0]);
         r.extend_from_slice(&flags.to_le_bytes());
         r.extend_from_slice(&0u16.to_le_bytes()); // EventProperty
         r.extend_from_slice(&e.context.thread_id.to_le_bytes());
@@ -291,16 +292,15 @@ impl TraceWriter {
     pub fn write_kernel(&mut self, e: &KernelRecord<'_>) -> Result<(), WriteError> {
         let mut r = std::mem::take(&mut self.record);
         r.clear();
-        let wide = e.pointer_size != 4;
-        let header_type: u8 = match (e.header, wide) {
-            (KernelHeader::System, false) => 0x01,
-            (KernelHeader::System, true) => 0x02,
-            (KernelHeader::Compact, false) => 0x03,
-            (KernelHeader::Compact, true) => 0x04,
-            (KernelHeader::Perfinfo, false) => 0x10,
-            (KernelHeader::Perfinfo, true) => 0x11,
+        let kind = match (e.header, e.pointer_size == 4) {
+            (KernelHeader::System, true) => HeaderKind::System32,
+            (KernelHeader::System, false) => HeaderKind::System64,
+            (KernelHeader::Compact, true) => HeaderKind::Compact32,
+            (KernelHeader::Compact, false) => HeaderKind::Compact64,
+            (KernelHeader::Perfinfo, true) => HeaderKind::Perfinfo32,
+            (KernelHeader::Perfinfo, false) => HeaderKind::Perfinfo64,
         };
-        r.extend_from_slice(&[e.version, 0, header_type, 0xC0, 0, 0, e.opcode, e.group]);
+        r.extend_from_slice(&[e.version, 0, kind.header_type(), 0xC0, 0, 0, e.opcode, e.group]);
         match e.header {
             KernelHeader::Perfinfo => r.extend_from_slice(&e.context.timestamp.to_le_bytes()),
             KernelHeader::System | KernelHeader::Compact => {
@@ -322,14 +322,13 @@ impl TraceWriter {
     pub fn write_classic(&mut self, e: &ClassicRecord<'_>) -> Result<(), WriteError> {
         let mut r = std::mem::take(&mut self.record);
         r.clear();
-        let wide = e.pointer_size != 4;
-        let header_type: u8 = match (e.instance.is_some(), wide) {
-            (false, false) => 0x0A,
-            (false, true) => 0x14,
-            (true, false) => 0x0B,
-            (true, true) => 0x15,
+        let kind = match (e.instance.is_some(), e.pointer_size == 4) {
+            (false, true) => HeaderKind::FullHeader32,
+            (false, false) => HeaderKind::FullHeader64,
+            (true, true) => HeaderKind::Instance32,
+            (true, false) => HeaderKind::Instance64,
         };
-        r.extend_from_slice(&[0, 0, header_type, 0xC0, e.opcode, e.level]);
+        r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0, e.opcode, e.level]);
         r.extend_from_slice(&e.version.to_le_bytes());
         r.extend_from_slice(&e.context.thread_id.to_le_bytes());
         r.extend_from_slice(&e.context.process_id.to_le_bytes());
@@ -448,9 +447,9 @@ impl TraceWriter {
         let c = &self.config;
         let payload = logfile_header_payload(c, self.buffers_written + 1, self.end_time());
         let mut b = vec![0u8; BUFFER_HEADER_SIZE];
-        let wide = c.pointer_size != 4;
+        let kind = if c.pointer_size == 4 { HeaderKind::System32 } else { HeaderKind::System64 };
         let size = (0x20 + payload.len()) as u16;
-        b.extend_from_slice(&[2, 0, if wide { 0x02 } else { 0x01 }, 0xC0]);
+        b.extend_from_slice(&[2, 0, kind.header_type(), 0xC0]);
         b.extend_from_slice(&size.to_le_bytes());
         b.extend_from_slice(&0u16.to_le_bytes()); // hook: EventTrace / Header
         b.extend_from_slice(&c.thread_id.to_le_bytes());

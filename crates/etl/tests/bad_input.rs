@@ -1,0 +1,204 @@
+//! Damaged input: a clear error that says where and what was expected, after
+//! every good event before it; never a panic.
+
+use nettrail_etl::{ErrorKind, Summary, Trace, TraceFile};
+use nettrail_testkit::{Rng, corpus_file};
+
+/// A record: its buffer's file offset, its offset in the buffer, its size.
+type RecordAt = (u64, usize, usize);
+/// A buffer: file offset, bytes stored, end of its data on disk.
+type BufferAt = (u64, usize, usize);
+
+/// Every record and buffer of a trace.
+fn layout(bytes: &[u8]) -> (Vec<RecordAt>, Vec<BufferAt>) {
+    let trace = Trace::parse(bytes).unwrap();
+    let mut records = Vec::new();
+    let mut scratch = Vec::new();
+    for info in trace.buffers() {
+        let contents = trace.contents(info, &mut scratch);
+        for r in trace.records(info, &contents) {
+            let (offset, record) = r.unwrap();
+            records.push((info.offset, offset, usize::from(record.size)));
+        }
+    }
+    let buffers = trace
+        .buffers()
+        .iter()
+        .map(|b| {
+            let data_end = if b.header.is_compressed() { b.stored_len } else { b.header.filled as usize };
+            (b.offset, b.stored_len, data_end)
+        })
+        .collect();
+    (records, buffers)
+}
+
+/// Whether a cut at `cut` removes record data or a buffer header (a cut in a
+/// buffer's fill loses nothing and is not reported).
+fn loses_data(buffers: &[BufferAt], cut: usize) -> bool {
+    buffers.iter().any(|&(o, _, data_end)| cut > o as usize && cut < o as usize + data_end.max(0x48))
+}
+
+/// Reads everything it can; returns the good events and the errors, in stream order.
+fn read_all(bytes: &[u8]) -> Result<(u64, Vec<nettrail_etl::Error>), nettrail_etl::Error> {
+    let trace = Trace::parse(bytes)?;
+    let mut stream = trace.events();
+    let (mut events, mut errors) = (0, Vec::new());
+    while let Some(item) = stream.next() {
+        match item {
+            Ok(_) => events += 1,
+            Err(e) => errors.push(e),
+        }
+    }
+    // The parallel counter agrees with the merge.
+    let summary = Summary::compute(&trace);
+    assert_eq!(summary.events, events);
+    Ok((events, errors))
+}
+
+#[test]
+fn truncated_uncompressed_traces_keep_every_complete_record() {
+    for name in ["tx__KernelNetwork.etl", "etlparser__AMSITrace.etl", "perfview__primitive-types.etl"] {
+        let full = std::fs::read(corpus_file(name)).unwrap();
+        let (records, buffers) = layout(&full);
+        let mut rng = Rng(0xE71);
+        let mut cuts: Vec<usize> = (0..150).map(|_| rng.below(full.len() as u64) as usize).collect();
+        for &(offset, size, data_end) in &buffers {
+            let o = offset as usize;
+            cuts.extend([o, o + 1, o + 0x47, o + 0x48, o + 0x50, o + data_end - 1, o + data_end, o + size - 1]);
+        }
+        for cut in cuts.into_iter().filter(|&c| c > 0 && c < full.len()) {
+            let bytes = &full[..cut];
+            match read_all(bytes) {
+                Err(e) => {
+                    // Only a cut inside the header event can make the file unreadable.
+                    assert!(cut < 0x48 + 0x20 + 0x118 + 64, "{name} cut at {cut:#x}: {e}");
+                    assert_eq!(e.location.buffer_index, 0);
+                }
+                Ok((events, errors)) => {
+                    let complete = records.iter().filter(|&&(b, r, size)| b as usize + r + size <= cut).count() as u64;
+                    assert_eq!(events, complete, "{name} cut at {cut:#x}");
+                    if !loses_data(&buffers, cut) {
+                        assert!(errors.is_empty(), "{name} cut at {cut:#x} loses no record: {errors:?}");
+                    } else {
+                        assert_eq!(errors.len(), 1, "{name} cut at {cut:#x}");
+                        let e = &errors[0];
+                        assert!(matches!(e.kind, ErrorKind::BufferTruncated { .. }), "{name} {cut:#x}: {e}");
+                        let text = e.to_string();
+                        assert!(text.contains("truncated") && text.contains("offset 0x"), "{text}");
+                        let (start, _, _) = buffers.iter().rev().find(|&&(o, _, _)| o as usize <= cut).unwrap();
+                        assert_eq!(e.location.file_offset(), Some(*start));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn truncated_compressed_traces_never_lose_earlier_buffers() {
+    for name in ["perfview__net.4.5.2.x86.etl", "demikernel__PktMon.etl", "perfview__SelfDescribingSingleEvent.etl"] {
+        let full = std::fs::read(corpus_file(name)).unwrap();
+        let (records, buffers) = layout(&full);
+        let mut rng = Rng(0xC0FF);
+        for _ in 0..120 {
+            let cut = 0x300 + rng.below(full.len() as u64 - 0x300) as usize;
+            let (events, errors) = read_all(&full[..cut]).unwrap();
+            // Records of buffers wholly before the cut all survive; a partial
+            // compressed buffer may add the records its decoded prefix holds.
+            let whole: u64 = records
+                .iter()
+                .filter(|&&(b, _, _)| buffers.iter().any(|&(o, s, _)| o == b && o as usize + s <= cut))
+                .count() as u64;
+            let at_or_before: u64 = records.iter().filter(|&&(b, _, _)| (b as usize) < cut).count() as u64;
+            assert!(
+                events >= whole && events <= at_or_before,
+                "{name} cut at {cut:#x}: {events} not in {whole}..={at_or_before}"
+            );
+            assert_eq!(errors.len(), usize::from(loses_data(&buffers, cut)), "{name} cut at {cut:#x}: {errors:?}");
+        }
+    }
+}
+
+#[test]
+fn the_corrupt_corpus_file_gives_a_located_error() {
+    let file = TraceFile::open(corpus_file("histories__ExplorerStartupLog.CORRUPT.etl")).unwrap();
+    let e = Trace::parse(file.bytes()).unwrap_err();
+    assert_eq!(e.location.file_offset(), Some(0));
+    assert_eq!(e.kind, ErrorKind::BadBufferSize { size: 0x2020_2020, remaining: 581_632 });
+    assert_eq!(
+        e.to_string(),
+        "at offset 0x0 (buffer 0): buffer size field is 0x20202020; expected at least 0x48 and at most the 0x8e000 bytes left in the file"
+    );
+}
+
+#[test]
+fn a_lying_record_size_stops_its_buffer_only() {
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let (records, _) = layout(&bytes);
+    // The 10th record of buffer 5: an EVENT_HEADER record, size at +0.
+    let buffer5 = records.iter().map(|r| r.0).filter(|&b| b > 0).collect::<std::collections::BTreeSet<_>>();
+    let b5 = *buffer5.iter().nth(4).unwrap();
+    let in_b5: Vec<_> = records.iter().filter(|r| r.0 == b5).collect();
+    let (_, victim, _) = *in_b5[9];
+    let at = b5 as usize + victim;
+    bytes[at..at + 2].copy_from_slice(&0xFFF0u16.to_le_bytes());
+    let (events, errors) = read_all(&bytes).unwrap();
+    assert_eq!(events, records.len() as u64 - (in_b5.len() as u64 - 9));
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].location.file_offset(), Some(at as u64));
+    assert!(matches!(errors[0].kind, ErrorKind::BadRecordSize { size: 0xFFF0, .. }), "{}", errors[0]);
+}
+
+#[test]
+fn a_lying_buffer_size_ends_the_walk_after_the_good_buffers() {
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let (records, buffers) = layout(&bytes);
+    let (victim, _, _) = buffers[40];
+    bytes[victim as usize..victim as usize + 4].copy_from_slice(&0x7FFF_FFF0u32.to_le_bytes());
+    let (events, errors) = read_all(&bytes).unwrap();
+    let before = records.iter().filter(|r| r.0 < victim).count() as u64;
+    assert_eq!(events, before);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].location.file_offset(), Some(victim));
+    assert!(matches!(errors[0].kind, ErrorKind::BadBufferSize { size: 0x7FFF_FFF0, .. }));
+}
+
+#[test]
+fn flipped_bytes_never_panic() {
+    for name in
+        ["perfview__SelfDescribingSingleEvent.etl", "perfview__primitive-types.etl", "perfview__smallEtlFile.etl"]
+    {
+        let original = std::fs::read(corpus_file(name)).unwrap();
+        let mut rng = Rng(0xF11F);
+        for _ in 0..400 {
+            let mut bytes = original.clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] ^= 1 << rng.below(8);
+            }
+            // Any outcome but a panic is acceptable: errors must be located.
+            if let Ok((_, errors)) = read_all(&bytes) {
+                for e in errors {
+                    assert!(!e.to_string().is_empty());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_and_tiny_files_are_errors() {
+    assert!(matches!(Trace::parse(&[]).unwrap_err().kind, ErrorKind::FileTooSmall { len: 0 }));
+    assert!(matches!(Trace::parse(&[0x42; 0x20]).unwrap_err().kind, ErrorKind::BufferTruncated { .. }));
+    // A buffer of the right shape whose first record is not the header event.
+    let mut b = vec![0xFFu8; 0x200];
+    b[..0x48].fill(0);
+    b[0..4].copy_from_slice(&0x200u32.to_le_bytes());
+    b[0x30..0x34].copy_from_slice(&0x68u32.to_le_bytes());
+    b[0x48..0x4C].copy_from_slice(&[0x00, 0x00, 0x02, 0xC0]);
+    b[0x4C..0x4E].copy_from_slice(&0x20u16.to_le_bytes());
+    b[0x4E..0x50].copy_from_slice(&0x0A06u16.to_le_bytes());
+    let e = Trace::parse(&b).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::MissingHeaderEvent { .. }), "{e}");
+    assert!(e.to_string().contains("hook 0x0a06"), "{e}");
+}

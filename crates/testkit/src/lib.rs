@@ -1,0 +1,130 @@
+//! Test support shared by the crates' test suites: where the corpus of real
+//! traces is, what its catalog says, and a deterministic random generator.
+//!
+//! The corpus lives beside the repository (`../shared/corpus`); it is data
+//! from other projects and is never copied in. A missing corpus fails the
+//! tests that need it: it is not a reason to skip them.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// The corpus directory. Panics with the expected path when it is missing.
+pub fn corpus_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    assert!(
+        dir.join("catalog.json").is_file(),
+        "the shared corpus is missing: expected {} (see README.md)",
+        dir.display()
+    );
+    dir
+}
+
+/// A corpus file by name.
+pub fn corpus_file(name: &str) -> PathBuf {
+    let path = corpus_dir().join(name);
+    assert!(path.is_file(), "corpus file missing: {}", path.display());
+    path
+}
+
+/// The catalog's entries, one per corpus file.
+pub fn catalog() -> Vec<Value> {
+    let path = corpus_dir().join("catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    v["files"].as_array().cloned().unwrap_or_default()
+}
+
+/// The catalog entry of one file.
+pub fn catalog_entry(name: &str) -> Value {
+    catalog().into_iter().find(|e| e["file"] == name).unwrap_or_else(|| panic!("{name} is not in the catalog"))
+}
+
+/// FILETIME (100 ns since 1601, UTC) of a time such as `2016-05-26T20:17:22.478932Z`.
+pub fn parse_utc(s: &str) -> i64 {
+    let n = |r: std::ops::Range<usize>| s[r].parse::<i64>().unwrap_or_else(|e| panic!("bad time {s}: {e}"));
+    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
+    // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    let frac = s.get(20..s.len() - 1).unwrap_or("");
+    let frac_100ns = format!("{frac:0<7}")[..7].parse::<i64>().unwrap_or(0);
+    const FILETIME_UNIX_EPOCH: i64 = 116_444_736_000_000_000;
+    secs * 10_000_000 + frac_100ns + FILETIME_UNIX_EPOCH
+}
+
+/// A small deterministic generator (xorshift64), so failures reproduce.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// The workspace's `target` directory (for files tests make).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+/// The independent readers nettrail's output is checked against, pinned.
+pub const PYTHON_PEERS: &[&str] = &["dissect.etl==3.14", "etl-parser==1.0.1"];
+
+/// A Python interpreter with the peer readers installed, in a virtual
+/// environment under `target/peers` that is made on first use (from PyPI).
+pub fn python_peers() -> Result<PathBuf, String> {
+    static PYTHON: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(make_python_peers).clone()
+}
+
+fn make_python_peers() -> Result<PathBuf, String> {
+    use std::process::Command;
+    let venv = target_dir().join("peers");
+    let python = venv.join("bin").join("python3");
+    let ready = |python: &PathBuf| {
+        Command::new(python).args(["-c", "import dissect.etl, etl"]).output().is_ok_and(|o| o.status.success())
+    };
+    if ready(&python) {
+        return Ok(python);
+    }
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr)))
+        }
+    };
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet"]).args(PYTHON_PEERS))?;
+    if ready(&python) { Ok(python) } else { Err(format!("{} cannot import the peers", python.display())) }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parses_catalog_times() {
+        // 1970-01-01T00:00:01.5Z
+        assert_eq!(super::parse_utc("1970-01-01T00:00:01.5Z"), 116_444_736_015_000_000);
+        assert_eq!(super::parse_utc("2016-05-26T20:17:22.478932Z"), 131_087_674_424_789_320);
+    }
+}

@@ -1,0 +1,107 @@
+//! Development tasks (`cargo xtask …`): the sample trace, benchmark inputs and
+//! the benchmark itself. Nothing here ships in the `nettrail` binary.
+
+mod bench;
+mod repeat;
+mod sample;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand, Debug)]
+enum Task {
+    /// Write the sample trace that ships in the repository.
+    Sample {
+        #[arg(default_value = "samples/sample.etl")]
+        output: PathBuf,
+    },
+    /// Write a long trace by repeating a real trace's buffers with shifted timestamps.
+    BenchInput {
+        /// The trace whose buffers are repeated.
+        #[arg(long, default_value = "../shared/corpus/perfview__net.4.5.x86.PerfViewData.etl")]
+        from: PathBuf,
+        /// Size to reach, in MiB.
+        #[arg(long, default_value_t = 1024)]
+        mib: u64,
+        #[arg(default_value = "target/bench/net-1g.etl")]
+        output: PathBuf,
+    },
+    /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
+    Bench(bench::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().task {
+        Task::Sample { output } => {
+            std::fs::write(&output, sample::sample_trace()).with_context(|| output.display().to_string())?;
+            eprintln!("wrote {}", output.display());
+        }
+        Task::BenchInput { from, mib, output } => {
+            make_bench_input(&from, mib, &output)?;
+        }
+        Task::Bench(args) => bench::run(&args)?,
+    }
+    Ok(())
+}
+
+pub fn make_bench_input(from: &std::path::Path, mib: u64, output: &std::path::Path) -> anyhow::Result<()> {
+    let source = std::fs::read(from).with_context(|| from.display().to_string())?;
+    if let Some(dir) = output.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::File::create(output).with_context(|| output.display().to_string())?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let rounds = repeat::repeat(&source, mib << 20, &mut out)?;
+    std::io::Write::flush(&mut out)?;
+    eprintln!("wrote {} ({rounds} rounds of {})", output.display(), from.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use nettrail_etl::{Summary, Trace};
+
+    #[test]
+    fn the_shipped_sample_is_what_the_writer_makes() {
+        let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/sample.etl")).unwrap();
+        assert!(shipped == super::sample::sample_trace(), "samples/sample.etl is stale: run `cargo xtask sample`");
+        let trace = Trace::parse(&shipped).unwrap();
+        let summary = Summary::compute(&trace);
+        assert_eq!(summary.events, 23);
+        assert_eq!(summary.providers[0].name.as_deref(), Some("Microsoft-Windows-Kernel-Network"));
+        assert_eq!(summary.providers[0].events, 22);
+    }
+
+    #[test]
+    fn repeated_buffers_read_as_one_long_trace() {
+        let source = std::fs::read(nettrail_testkit::corpus_file("tx__KernelNetwork.etl")).unwrap();
+        let mut out = Vec::new();
+        let rounds = super::repeat::repeat(&source, 5 << 20, &mut out).unwrap();
+        assert_eq!(rounds, 5);
+        let trace = Trace::parse(&out).unwrap();
+        let summary = Summary::compute(&trace);
+        assert!(summary.errors.is_empty());
+        assert_eq!(summary.events, 1 + 5 * 8923);
+        let mut stream = trace.events();
+        let mut last = 0;
+        let mut n = 0;
+        while let Some(e) = stream.next() {
+            let e = e.unwrap();
+            assert!(e.timestamp >= last);
+            last = e.timestamp;
+            n += 1;
+        }
+        assert_eq!(n, summary.events);
+        // The header's end time moved to the end of the last round.
+        let source_trace = Trace::parse(&source).unwrap();
+        assert!(trace.header().end_time > source_trace.header().end_time + 4 * 40 * 10_000_000);
+    }
+}
