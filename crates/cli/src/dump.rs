@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use nettrail_etl::extended::{ExtType, provider_traits_name};
-use nettrail_etl::{Clock, Error, Event, EventRef, FileTime, Guid, well_known};
+use nettrail_etl::{Clock, Error, Event, EventRef, FileTime, Guid, UtcText, well_known};
 use rayon::prelude::*;
 
 use crate::{Outcome, json};
@@ -72,17 +72,34 @@ impl Filter {
     }
 }
 
-/// The provider's name from the event itself (TraceLogging) or the built-in table.
-fn provider_name<'a>(e: &Event<'a>) -> Option<&'a str> {
-    e.extended
-        .find(ExtType::PROV_TRAITS)
-        .and_then(|traits| provider_traits_name(traits.data))
-        .or_else(|| well_known::provider_name(&e.provider))
+/// Per-chunk state: the last provider's name (events of one provider come in
+/// runs) and the last second's date text.
+#[derive(Default)]
+struct Formatter {
+    last_provider: Option<(Guid, Option<&'static str>)>,
+    utc: UtcText,
 }
 
-fn write_event(out: &mut Vec<u8>, e: &Event<'_>, name: Option<&str>, clock: &Clock) {
+impl Formatter {
+    /// The provider's name from the event itself (TraceLogging) or the built-in table.
+    fn provider_name<'a>(&mut self, e: &Event<'a>) -> Option<&'a str> {
+        if let Some(name) = e.extended.find(ExtType::PROV_TRAITS).and_then(|t| provider_traits_name(t.data)) {
+            return Some(name);
+        }
+        match self.last_provider {
+            Some((guid, name)) if guid == e.provider => name,
+            _ => {
+                let name = well_known::provider_name(&e.provider);
+                self.last_provider = Some((e.provider, name));
+                name
+            }
+        }
+    }
+}
+
+fn write_event(out: &mut Vec<u8>, f: &mut Formatter, e: &Event<'_>, name: Option<&str>, clock: &Clock) {
     out.extend_from_slice(b"{\"timestamp\":");
-    json::filetime(out, FileTime(clock.to_filetime(e.timestamp)));
+    json::filetime(out, &mut f.utc, FileTime(clock.to_filetime(e.timestamp)));
     out.extend_from_slice(b",\"timestamp_raw\":");
     json::uint(out, e.timestamp);
     out.extend_from_slice(b",\"provider_guid\":");
@@ -144,13 +161,14 @@ fn format_chunk(
     text.clear();
     let mut count = 0;
     let mut damage = Vec::new();
+    let mut formatter = Formatter::default();
     for item in items {
         match item {
             Ok(r) => {
                 let Some(event) = stream.event(*r) else { continue };
-                let name = provider_name(&event);
+                let name = formatter.provider_name(&event);
                 if filter.accepts(&event, name) {
-                    write_event(text, &event, name, clock);
+                    write_event(text, &mut formatter, &event, name, clock);
                     count += 1;
                 }
             }
@@ -179,7 +197,8 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let trace = crate::parse(&args.trace, &file)?;
     let filter = Filter::new(args);
     let clock = *trace.clock();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    // Chunks are larger than this buffer, so they go to stdout without a copy.
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
     // Progress is measured in time: how far the merge clock has come.
     let first = trace.header_timestamp();
     let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);

@@ -1,7 +1,7 @@
 //! Writing JSON by hand where speed matters (one line per event): no
 //! intermediate values, no allocation per field.
 
-use nettrail_etl::{FileTime, Guid};
+use nettrail_etl::{FileTime, Guid, UtcText};
 
 pub fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
@@ -50,9 +50,9 @@ pub fn guid_or_null(out: &mut Vec<u8>, g: Option<&Guid>) {
     }
 }
 
-pub fn filetime(out: &mut Vec<u8>, ft: FileTime) {
+pub fn filetime(out: &mut Vec<u8>, text: &mut UtcText, ft: FileTime) {
     let mut buf = [0u8; 28];
-    let n = ft.encode(&mut buf);
+    let n = text.encode(ft, &mut buf);
     out.push(b'"');
     out.extend_from_slice(&buf[..n]);
     out.push(b'"');

@@ -29,6 +29,32 @@ pub(crate) fn i64_at(data: &[u8], offset: usize) -> Option<i64> {
     array_at::<8>(data, offset).map(i64::from_le_bytes)
 }
 
+/// Reads from a fixed-size header obtained once with `first_chunk`: with a
+/// constant offset the compiler checks the bounds at compile time.
+#[inline(always)]
+pub(crate) fn u16_of<const N: usize>(a: &[u8; N], offset: usize) -> u16 {
+    u16::from_le_bytes([a[offset], a[offset + 1]])
+}
+
+#[inline(always)]
+pub(crate) fn u32_of<const N: usize>(a: &[u8; N], offset: usize) -> u32 {
+    u32::from_le_bytes([a[offset], a[offset + 1], a[offset + 2], a[offset + 3]])
+}
+
+#[inline(always)]
+pub(crate) fn u64_of<const N: usize>(a: &[u8; N], offset: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&a[offset..offset + 8]);
+    u64::from_le_bytes(b)
+}
+
+#[inline(always)]
+pub(crate) fn guid_of<const N: usize>(a: &[u8; N], offset: usize) -> crate::guid::Guid {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&a[offset..offset + 16]);
+    crate::guid::Guid::from_bytes_le(b)
+}
+
 #[inline]
 pub(crate) fn array_at<const N: usize>(data: &[u8], offset: usize) -> Option<[u8; N]> {
     data.get(offset..)?.first_chunk::<N>().copied()

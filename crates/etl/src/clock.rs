@@ -67,6 +67,11 @@ impl Clock {
     /// FILETIME of a raw timestamp, exact for the 10 MHz clocks Windows uses,
     /// rounded toward the past otherwise.
     pub fn to_filetime(&self, raw: u64) -> i64 {
+        if self.ticks_per_second == 10_000_000 {
+            // The usual case: ticks are already 100 ns.
+            let delta = raw.wrapping_sub(self.anchor) as i64;
+            return self.start_time.saturating_add(delta);
+        }
         let delta = i128::from(raw) - i128::from(self.anchor);
         let ft = i128::from(self.start_time) + (delta * 10_000_000).div_euclid(self.ticks_per_second);
         ft.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
@@ -89,40 +94,73 @@ impl Clock {
 pub struct FileTime(pub i64);
 
 impl FileTime {
-    /// Writes the ISO-8601 form into `out` and returns its length (28 bytes for
-    /// years 1000–9999; years outside 0..=9999 are clamped).
+    /// Writes the ISO-8601 form into `out` and returns its length (28 bytes;
+    /// years outside 0..=9999 are clamped).
     pub fn encode(self, out: &mut [u8; 28]) -> usize {
-        let unix_100ns = self.0.saturating_sub(FILETIME_UNIX_EPOCH);
+        UtcText::default().encode(self, out)
+    }
+}
+
+/// Formats many FILETIMEs as ISO-8601 UTC, reusing the date and time of day
+/// while consecutive times fall in the same second (events mostly do).
+#[derive(Clone, Copy, Debug)]
+pub struct UtcText {
+    second: i64,
+    prefix: [u8; 20],
+}
+
+impl Default for UtcText {
+    fn default() -> Self {
+        UtcText { second: i64::MIN, prefix: [0; 20] }
+    }
+}
+
+impl UtcText {
+    /// Writes `2016-05-26T20:17:22.4789320Z` into `out`; returns its length (28).
+    pub fn encode(&mut self, ft: FileTime, out: &mut [u8; 28]) -> usize {
+        let unix_100ns = ft.0.saturating_sub(FILETIME_UNIX_EPOCH);
         let secs = unix_100ns.div_euclid(10_000_000);
-        let frac = unix_100ns.rem_euclid(10_000_000) as u32;
-        let days = secs.div_euclid(86_400);
-        let sod = secs.rem_euclid(86_400) as u32;
-        let (y, m, d) = civil_from_days(days);
-        let y = y.clamp(0, 9999) as u32;
-        let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
-        let mut put = |at: usize, value: u32, width: usize| {
-            let mut v = value;
-            for i in (0..width).rev() {
-                out[at + i] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-        };
-        put(0, y, 4);
-        put(5, m, 2);
-        put(8, d, 2);
-        put(11, hh, 2);
-        put(14, mm, 2);
-        put(17, ss, 2);
-        put(20, frac, 7);
-        out[4] = b'-';
-        out[7] = b'-';
-        out[10] = b'T';
-        out[13] = b':';
-        out[16] = b':';
-        out[19] = b'.';
+        let mut frac = unix_100ns.rem_euclid(10_000_000) as u32;
+        if secs != self.second {
+            self.second = secs;
+            write_date_and_time(secs, &mut self.prefix);
+        }
+        out[..20].copy_from_slice(&self.prefix);
+        for i in (20..27).rev() {
+            out[i] = b'0' + (frac % 10) as u8;
+            frac /= 10;
+        }
         out[27] = b'Z';
         28
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.` for seconds since the Unix epoch.
+fn write_date_and_time(secs: i64, out: &mut [u8; 20]) {
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400) as u32;
+    let (y, m, d) = civil_from_days(days);
+    let y = y.clamp(0, 9999) as u32;
+    let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
+    let mut put = |at: usize, value: u32, width: usize| {
+        let mut v = value;
+        for i in (0..width).rev() {
+            out[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, y, 4);
+    put(5, m, 2);
+    put(8, d, 2);
+    put(11, hh, 2);
+    put(14, mm, 2);
+    put(17, ss, 2);
+    out[4] = b'-';
+    out[7] = b'-';
+    out[10] = b'T';
+    out[13] = b':';
+    out[16] = b':';
+    out[19] = b'.';
 }
 
 impl fmt::Display for FileTime {

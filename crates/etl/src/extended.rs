@@ -277,6 +277,60 @@ mod tests {
     }
 
     #[test]
+    fn every_item_type_is_interpreted() {
+        let guid = Guid::parse_const("11111111-2222-3333-4444-555555555555");
+        let sid = [1u8, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0]; // S-1-5-18
+        let mut stack32 = 9u64.to_le_bytes().to_vec();
+        stack32.extend_from_slice(&[0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80]);
+        let mut key64 = 3u64.to_le_bytes().to_vec();
+        key64.extend_from_slice(&0xABCDu64.to_le_bytes());
+        let mut key32 = 4u64.to_le_bytes().to_vec();
+        key32.extend_from_slice(&[0x34, 0x12, 0, 0, 0, 0, 0, 0]);
+        let mut instance = 5u32.to_le_bytes().to_vec();
+        instance.extend_from_slice(&6u32.to_le_bytes());
+        instance.extend_from_slice(&guid.to_bytes_le());
+        let items: Vec<(u16, Vec<u8>)> = vec![
+            (1, guid.to_bytes_le().to_vec()),
+            (2, sid.to_vec()),
+            (3, 2u32.to_le_bytes().to_vec()),
+            (4, instance),
+            (5, stack32),
+            (7, 77u64.to_le_bytes().to_vec()),
+            (8, vec![1; 16]),
+            (10, 1010u64.to_le_bytes().to_vec()),
+            (11, vec![9; 5]),
+            (13, 1313u64.to_le_bytes().to_vec()),
+            (14, guid.to_bytes_le().to_vec()),
+            (17, key32),
+            (18, key64),
+            (99, vec![1, 2]),
+        ];
+        let mut body = Vec::new();
+        for (i, (t, data)) in items.iter().enumerate() {
+            body.extend(item(*t, i + 1 < items.len(), data));
+        }
+        let (parsed, rest) = ExtendedItems::split(&body).unwrap();
+        assert!(rest.is_empty());
+        let got: Vec<ExtendedData<'_>> = parsed.iter().map(|i| i.parse()).collect();
+        assert_eq!(got[0], ExtendedData::RelatedActivityId(guid));
+        assert_eq!(got[1], ExtendedData::Sid(&sid));
+        assert_eq!(got[2], ExtendedData::TerminalSessionId(2));
+        assert_eq!(got[3], ExtendedData::InstanceInfo { instance_id: 5, parent_instance_id: 6, parent_guid: guid });
+        assert!(matches!(got[4], ExtendedData::StackTrace32 { match_id: 9, frames } if frames.len() == 8));
+        assert_eq!(got[5], ExtendedData::PebsIndex(77));
+        assert!(matches!(got[6], ExtendedData::PmcCounters(c) if c.len() == 16));
+        assert_eq!(got[7], ExtendedData::Key(1010));
+        assert_eq!(got[8], ExtendedData::TraceLoggingSchema(&[9; 5]));
+        assert_eq!(got[9], ExtendedData::Key(1313));
+        assert_eq!(got[10], ExtendedData::Guid(guid));
+        assert_eq!(got[11], ExtendedData::StackKey { match_id: 4, key: 0x1234 });
+        assert_eq!(got[12], ExtendedData::StackKey { match_id: 3, key: 0xABCD });
+        assert_eq!(got[13], ExtendedData::Other(&[1, 2]));
+        assert_eq!(parsed.related_activity_id(), Some(guid));
+        assert_eq!(parsed.iter().map(|i| i.ext_type.name()).nth(4), Some("stack_trace32"));
+    }
+
+    #[test]
     fn lying_item_sizes_are_errors() {
         let mut body = item(3, false, &7u32.to_le_bytes());
         body[0] = 0xF0; // item size beyond the record

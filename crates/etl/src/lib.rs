@@ -40,7 +40,7 @@ pub mod write;
 pub mod xpress;
 
 pub use bytes::Utf16;
-pub use clock::{Clock, ClockType, FileTime};
+pub use clock::{Clock, ClockType, FileTime, UtcText};
 pub use error::{Error, ErrorKind, Location};
 pub use file::TraceFile;
 pub use guid::{Guid, ParseGuidError};

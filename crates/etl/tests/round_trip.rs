@@ -263,3 +263,45 @@ fn a_32_bit_session_header_round_trips() {
     let summary = Summary::compute(&trace);
     assert_eq!(summary.record_kinds.get(&HeaderKind::System32), Some(&1));
 }
+
+/// Sessions on the system-time and CPU-cycle clocks: raw timestamps come back
+/// as the UTC instants they were written for.
+#[test]
+fn every_clock_type_converts_to_the_written_instants() {
+    let start = TraceConfig::default().start_time;
+    for (clock_type, ticks_per_100ns, start_timestamp) in
+        [(2u32, 1u64, start as u64), (3, 280, 1_000_000_000), (1, 1, 5_000)]
+    {
+        let config = TraceConfig {
+            clock_type,
+            start_timestamp,
+            cpu_speed_mhz: 2_800, // 2.8 GHz: 280 cycles per 100 ns
+            events_lost: 5,
+            buffers_lost: 1,
+            ..Default::default()
+        };
+        let mut writer = TraceWriter::new(config);
+        let offsets_100ns = [1u64, 10_000_000, 36_000_000_000];
+        for (i, offset) in offsets_100ns.iter().enumerate() {
+            let context = Context {
+                timestamp: start_timestamp + offset * ticks_per_100ns,
+                cpu: 0,
+                process_id: 1,
+                thread_id: i as u32,
+            };
+            writer
+                .write_event_header(&EventHeaderRecord::new(context, Guid::ZERO, Descriptor::default(), b"x"))
+                .unwrap();
+        }
+        let bytes = writer.finish();
+        let trace = Trace::parse(&bytes).unwrap();
+        assert_eq!(trace.header().clock_type, clock_type);
+        assert_eq!((trace.header().events_lost, trace.header().buffers_lost), (5, 1));
+        let mut stream = trace.events();
+        let mut got = Vec::new();
+        while let Some(e) = stream.next() {
+            got.push(trace.clock().to_filetime(e.unwrap().timestamp) - start);
+        }
+        assert_eq!(got, [0, 1, 10_000_000, 36_000_000_000], "clock type {clock_type}");
+    }
+}

@@ -15,39 +15,38 @@
 //! 32/64-bit headers are not set (consumers synthesize them).
 
 use super::{CpuTime, HeaderKind, Record, checked_size, event_header_flags as flags};
-use crate::bytes::{u8_at, u16_at, u32_at, u64_at};
+use crate::bytes::{guid_of, u16_of, u32_of, u64_of};
 use crate::error::ErrorKind;
 use crate::extended::ExtendedItems;
-use crate::guid::Guid;
 
 const HEADER_LEN: usize = 0x50;
 
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
     let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };
-    let h = data.get(..HEADER_LEN).ok_or_else(short)?;
-    let size = checked_size(u16_at(h, 0).ok_or_else(short)?, HEADER_LEN, data)?;
+    let h: &[u8; HEADER_LEN] = data.first_chunk().ok_or_else(short)?;
+    let size = checked_size(u16_of(h, 0), HEADER_LEN, data)?;
     let record = data.get(..size).ok_or_else(short)?;
 
     let mut r = Record::empty(kind, size as u16, kind.pointer_size().unwrap_or(8));
-    r.flags = u16_at(h, 0x04).ok_or_else(short)?;
-    r.event_property = u16_at(h, 0x06).ok_or_else(short)?;
-    r.thread_id = u32_at(h, 0x08);
-    r.process_id = u32_at(h, 0x0C);
-    r.timestamp = u64_at(h, 0x10).ok_or_else(short)?;
-    r.provider = Guid::read(h, 0x18).ok_or_else(short)?;
-    r.id = u16_at(h, 0x28).ok_or_else(short)?;
-    r.version = u8_at(h, 0x2A).ok_or_else(short)?;
-    r.channel = u8_at(h, 0x2B).ok_or_else(short)?;
-    r.level = u8_at(h, 0x2C).ok_or_else(short)?;
-    r.opcode = u8_at(h, 0x2D).ok_or_else(short)?;
-    r.task = u16_at(h, 0x2E).ok_or_else(short)?;
-    r.keywords = u64_at(h, 0x30).ok_or_else(short)?;
+    r.flags = u16_of(h, 0x04);
+    r.event_property = u16_of(h, 0x06);
+    r.thread_id = Some(u32_of(h, 0x08));
+    r.process_id = Some(u32_of(h, 0x0C));
+    r.timestamp = u64_of(h, 0x10);
+    r.provider = guid_of(h, 0x18);
+    r.id = u16_of(h, 0x28);
+    r.version = h[0x2A];
+    r.channel = h[0x2B];
+    r.level = h[0x2C];
+    r.opcode = h[0x2D];
+    r.task = u16_of(h, 0x2E);
+    r.keywords = u64_of(h, 0x30);
     r.cpu_time = if r.flags & (flags::PRIVATE_SESSION | flags::NO_CPUTIME) != 0 {
-        CpuTime::Processor(u64_at(h, 0x38).ok_or_else(short)?)
+        CpuTime::Processor(u64_of(h, 0x38))
     } else {
-        CpuTime::KernelUser { kernel: u32_at(h, 0x38).ok_or_else(short)?, user: u32_at(h, 0x3C).ok_or_else(short)? }
+        CpuTime::KernelUser { kernel: u32_of(h, 0x38), user: u32_of(h, 0x3C) }
     };
-    r.activity_id = Guid::read(h, 0x40).ok_or_else(short)?;
+    r.activity_id = guid_of(h, 0x40);
 
     let body = record.get(HEADER_LEN..).unwrap_or_default();
     if r.flags & flags::EXTENDED_INFO != 0 {

@@ -357,3 +357,80 @@ fn checked_size(size: u16, minimum: usize, data: &[u8]) -> Result<usize, ErrorKi
     }
     Ok(size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_header_skips_pebs_and_pmc_extras() {
+        // SYSTEM64, version 3 with a PEBS index and two PMC counters.
+        let mut r = vec![3, 0x80 | 0x02, 0x02, 0xC0, 0, 0, 0x0A, 0x06];
+        r.extend_from_slice(&7u32.to_le_bytes()); // thread
+        r.extend_from_slice(&9u32.to_le_bytes()); // process
+        r.extend_from_slice(&1234u64.to_le_bytes());
+        r.extend_from_slice(&[0; 8]); // kernel, user time
+        r.extend_from_slice(&[0xAA; 8 + 16]); // PEBS index, 2 PMC counters
+        r.extend_from_slice(b"payload!");
+        let size = r.len() as u16;
+        r[4..6].copy_from_slice(&size.to_le_bytes());
+        let (record, span) = parse_record(&r, 8).unwrap().unwrap();
+        assert_eq!(span, 64);
+        assert_eq!((record.version, record.opcode, record.timestamp), (3, 10, 1234));
+        assert_eq!((record.thread_id, record.process_id), (Some(7), Some(9)));
+        assert_eq!(record.performance_counters.len(), 24);
+        assert_eq!(record.payload, b"payload!");
+        assert_eq!(record.hook, Some(KernelHook { group: 6, opcode: 10 }));
+        // A size that does not cover the extras is refused.
+        r[4..6].copy_from_slice(&0x28u16.to_le_bytes());
+        assert!(matches!(parse_record(&r, 8), Err(ErrorKind::BadRecordSize { minimum: 0x38, .. })));
+    }
+
+    #[test]
+    fn wpp_message_framing() {
+        use message::option_flags as f;
+        let guid = Guid::parse_const("0aadb7a1-5ee1-4b24-8aa3-bd7ab4d2b5f1");
+        let opts = f::SEQUENCE | f::GUID | f::TIMESTAMP | f::SYSTEM_INFO | f::POINTER64;
+        let mut r = vec![0, 0, 0, 0x90];
+        r.extend_from_slice(&17u16.to_le_bytes()); // message number
+        r.extend_from_slice(&opts.to_le_bytes());
+        r.extend_from_slice(&42u32.to_le_bytes()); // sequence
+        r.extend_from_slice(&guid.to_bytes_le());
+        r.extend_from_slice(&99u64.to_le_bytes()); // timestamp
+        r.extend_from_slice(&5u32.to_le_bytes()); // thread
+        r.extend_from_slice(&6u32.to_le_bytes()); // process
+        r.extend_from_slice(&[1, 2, 3]);
+        let size = r.len() as u16;
+        r[0..2].copy_from_slice(&size.to_le_bytes());
+        r.resize(64, 0xFF); // padding, then the buffer's fill
+        assert_eq!(timestamp_offset(&r), Some(28));
+        let (record, span) = parse_record(&r, 4).unwrap().unwrap();
+        assert_eq!((record.size, span), (47, 48));
+        let m = record.message.unwrap();
+        assert_eq!((m.message_number, m.sequence, m.message_guid), (17, Some(42), Some(guid)));
+        assert_eq!((record.timestamp, record.thread_id, record.process_id), (99, Some(5), Some(6)));
+        assert_eq!((record.pointer_size, record.payload), (8, &[1u8, 2, 3][..]));
+        assert_eq!(record.kind, HeaderKind::Message);
+
+        // Component id instead of a GUID, no timestamp, no system info.
+        let mut r = vec![0, 0, 0, 0x90, 3, 0];
+        r.extend_from_slice(&f::COMPONENT_ID.to_le_bytes());
+        r.extend_from_slice(&0x77u32.to_le_bytes());
+        r.extend_from_slice(b"args");
+        let size = r.len() as u16;
+        r[0..2].copy_from_slice(&size.to_le_bytes());
+        assert_eq!(timestamp_offset(&r), None);
+        let (record, _) = parse_record(&r, 4).unwrap().unwrap();
+        let m = record.message.unwrap();
+        assert_eq!((m.component_id, m.has_timestamp), (Some(0x77), false));
+        assert_eq!((record.thread_id, record.pointer_size, record.payload), (None, 4, &b"args"[..]));
+    }
+
+    #[test]
+    fn unknown_markers_and_types_are_errors() {
+        assert!(matches!(parse_record(&[0, 0, 0x0D, 0xC0, 0, 0, 0, 0], 8), Err(ErrorKind::UnknownMarker { .. })));
+        assert!(matches!(parse_record(&[0, 0, 0, 0x42, 0, 0, 0, 0], 8), Err(ErrorKind::UnknownMarker { .. })));
+        assert!(matches!(parse_record(&[0xFF; 16], 8), Ok(None)));
+        assert!(matches!(parse_record(&[0xFF; 3], 8), Ok(None)));
+    }
+}

@@ -12,7 +12,7 @@
 //! ```
 
 use super::{CpuTime, HeaderKind, KernelHook, Record, checked_size};
-use crate::bytes::{u16_at, u32_at, u64_at};
+use crate::bytes::{u16_of, u32_of, u64_of};
 use crate::error::ErrorKind;
 use crate::kernel;
 
@@ -23,10 +23,11 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
         _ => 0x10,
     };
     let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
-    let h = data.get(..header_len).ok_or_else(short)?;
-    let version_word = u16_at(h, 0).ok_or_else(short)?;
-    let size = u16_at(h, 4).ok_or_else(short)?;
-    let hook_id = u16_at(h, 6).ok_or_else(short)?;
+    // Every kernel header has at least the 0x10 bytes of the PERFINFO form.
+    let h: &[u8; 0x10] = data.first_chunk().ok_or_else(short)?;
+    let version_word = u16_of(h, 0);
+    let size = u16_of(h, 4);
+    let hook_id = u16_of(h, 6);
     let pebs = if version_word & 0x8000 != 0 { 8 } else { 0 };
     let pmc = usize::from((version_word >> 8) & 0x7) * 8;
     let size = checked_size(size, header_len + pebs + pmc, data)?;
@@ -37,19 +38,16 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
     r.provider = kernel::provider_of(hook).unwrap_or_default();
     r.version = version_word as u8;
     r.opcode = hook.opcode;
-    match kind {
-        HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => {
-            r.timestamp = u64_at(h, 8).ok_or_else(short)?;
-        }
+    match header_len {
+        0x10 => r.timestamp = u64_of(h, 8),
         _ => {
-            r.thread_id = u32_at(h, 8);
-            r.process_id = u32_at(h, 0x0C);
-            r.timestamp = u64_at(h, 0x10).ok_or_else(short)?;
-            if header_len == 0x20 {
-                r.cpu_time = CpuTime::KernelUser {
-                    kernel: u32_at(h, 0x18).ok_or_else(short)?,
-                    user: u32_at(h, 0x1C).ok_or_else(short)?,
-                };
+            // The size check above guarantees the 0x18 or 0x20 header bytes.
+            let h: &[u8; 0x18] = data.first_chunk().ok_or_else(short)?;
+            r.thread_id = Some(u32_of(h, 8));
+            r.process_id = Some(u32_of(h, 0x0C));
+            r.timestamp = u64_of(h, 0x10);
+            if let Some(h) = data.first_chunk::<0x20>().filter(|_| header_len == 0x20) {
+                r.cpu_time = CpuTime::KernelUser { kernel: u32_of(h, 0x18), user: u32_of(h, 0x1C) };
             }
         }
     }
