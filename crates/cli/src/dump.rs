@@ -72,11 +72,14 @@ impl Filter {
     }
 }
 
-/// Per-chunk state: the last provider's name (events of one provider come in
-/// runs) and the last second's date text.
+/// Per-chunk state. Events of one provider come in runs, so the last
+/// provider's name and its rendered JSON fields are kept; so is the last
+/// second's date text.
 #[derive(Default)]
 struct Formatter {
     last_provider: Option<(Guid, Option<&'static str>)>,
+    /// `"provider_guid":…,"provider_name":…` for (GUID, name).
+    provider_fields: Option<(Guid, Option<String>, Vec<u8>)>,
     utc: UtcText,
 }
 
@@ -102,12 +105,22 @@ fn write_event(out: &mut Vec<u8>, f: &mut Formatter, e: &Event<'_>, name: Option
     json::filetime(out, &mut f.utc, FileTime(clock.to_filetime(e.timestamp)));
     out.extend_from_slice(b",\"timestamp_raw\":");
     json::uint(out, e.timestamp);
-    out.extend_from_slice(b",\"provider_guid\":");
-    json::guid(out, &e.provider);
-    out.extend_from_slice(b",\"provider_name\":");
-    match name {
-        Some(n) => json::string(out, n),
-        None => out.extend_from_slice(b"null"),
+    match &f.provider_fields {
+        Some((guid, cached, fields)) if *guid == e.provider && cached.as_deref() == name => {
+            out.extend_from_slice(fields);
+        }
+        _ => {
+            let mut fields = Vec::with_capacity(100);
+            fields.extend_from_slice(b",\"provider_guid\":");
+            json::guid(&mut fields, &e.provider);
+            fields.extend_from_slice(b",\"provider_name\":");
+            match name {
+                Some(n) => json::string(&mut fields, n),
+                None => fields.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(&fields);
+            f.provider_fields = Some((e.provider, name.map(str::to_owned), fields));
+        }
     }
     out.extend_from_slice(b",\"kind\":\"");
     out.extend_from_slice(e.kind.name().as_bytes());

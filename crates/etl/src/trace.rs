@@ -23,6 +23,18 @@ pub struct BufferInfo {
 }
 
 impl BufferInfo {
+    /// What the walk found; the first record's time is read separately.
+    fn new(b: &crate::buffer::Buffer<'_>) -> BufferInfo {
+        BufferInfo {
+            index: b.index,
+            offset: b.offset,
+            header: b.header,
+            stored_len: b.raw.len(),
+            truncated: b.truncated,
+            first_timestamp: None,
+        }
+    }
+
     pub fn location(&self, offset_in_buffer: usize) -> Location {
         Location {
             buffer_index: self.index,
@@ -78,14 +90,7 @@ impl<'data> Trace<'data> {
         let too_small =
             || Error { location: Location::default(), kind: ErrorKind::FileTooSmall { len: data.len() as u64 } };
         let first = walk.next().ok_or_else(too_small)??;
-        let mut first_info = BufferInfo {
-            index: first.index,
-            offset: first.offset,
-            header: first.header,
-            stored_len: first.raw.len(),
-            truncated: first.truncated,
-            first_timestamp: None,
-        };
+        let mut first_info = BufferInfo::new(&first);
 
         // The header event gives the pointer size, so read it with the widest default.
         let mut scratch = Vec::new();
@@ -123,14 +128,7 @@ impl<'data> Trace<'data> {
         for buffer in walk {
             match buffer {
                 Ok(b) => {
-                    let mut info = BufferInfo {
-                        index: b.index,
-                        offset: b.offset,
-                        header: b.header,
-                        stored_len: b.raw.len(),
-                        truncated: b.truncated,
-                        first_timestamp: None,
-                    };
+                    let mut info = BufferInfo::new(&b);
                     info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
                     buffers.push(info);
                 }
@@ -202,6 +200,10 @@ pub(crate) fn uncompressed_contents<'d>(data: &'d [u8], info: &BufferInfo) -> Bu
     let raw = raw_buffer(data, info);
     let h = &info.header;
     let filled = h.filled as usize;
+    if filled == 0 {
+        // Never filled (an empty or marker buffer): no records, no damage.
+        return BufferContents { bytes: &[], error: None };
+    }
     if filled < BUFFER_HEADER_SIZE || filled > h.buffer_size as usize {
         let error = info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit: h.buffer_size });
         return BufferContents { bytes: &[], error: Some(error) };
@@ -223,6 +225,9 @@ pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, out: &mut Vec<u8
     let h = &info.header;
     let filled = h.filled as usize;
     out.clear();
+    if filled == 0 {
+        return None;
+    }
     if filled < BUFFER_HEADER_SIZE || h.filled > MAX_BUFFER_SIZE {
         return Some(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit: MAX_BUFFER_SIZE }));
     }

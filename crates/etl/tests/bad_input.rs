@@ -164,6 +164,23 @@ fn a_lying_buffer_size_ends_the_walk_after_the_good_buffers() {
 }
 
 #[test]
+fn a_buffer_never_filled_is_empty_not_damaged() {
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let (records, buffers) = layout(&bytes);
+    let (victim, _, _) = buffers[7];
+    let at = victim as usize + 0x30;
+    bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    let (events, errors) = read_all(&bytes).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(events, records.iter().filter(|r| r.0 != victim).count() as u64);
+    // A filled size inside the header is damage.
+    bytes[at..at + 4].copy_from_slice(&0x20u32.to_le_bytes());
+    let (_, errors) = read_all(&bytes).unwrap();
+    assert!(matches!(errors[0].kind, ErrorKind::BadFilledOffset { filled: 0x20, .. }));
+    assert_eq!(errors[0].location.file_offset(), Some(at as u64));
+}
+
+#[test]
 fn flipped_bytes_never_panic() {
     for name in
         ["perfview__SelfDescribingSingleEvent.etl", "perfview__primitive-types.etl", "perfview__smallEtlFile.etl"]
