@@ -143,6 +143,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     println!();
     println!("- counting (`info`) vs dissect's walk: {:.0}× faster", rows[1].1.as_secs_f64() / rows[0].1.as_secs_f64());
-    println!("- `dump` vs dissect producing the same fields: {:.0}× faster", rows[3].1.as_secs_f64() / rows[2].1.as_secs_f64());
+    println!(
+        "- `dump` vs dissect producing the same fields: {:.0}× faster",
+        rows[3].1.as_secs_f64() / rows[2].1.as_secs_f64()
+    );
     Ok(())
 }
