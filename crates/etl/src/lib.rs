@@ -19,7 +19,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`write`] builds files: the round-trip tests and the scenario synthesizer
+//! [`write`](mod@write) builds files: the round-trip tests and the scenario synthesizer
 //! stand on it.
 
 pub mod buffer;
