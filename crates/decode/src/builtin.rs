@@ -1,0 +1,51 @@
+//! The built-in layouts: network providers (`schemas/providers/`) and classic
+//! kernel event classes (`schemas/kernel/`), parsed once on first use.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use nettrail_etl::Guid;
+
+use crate::layouts::{self, LayoutError};
+use crate::schema::{EventSchema, ProviderInfo, SchemaKey, Source};
+
+include!(concat!(env!("OUT_DIR"), "/layout_files.rs"));
+
+/// Every built-in schema, by key, and the providers by GUID.
+#[derive(Debug, Default)]
+pub struct BuiltIn {
+    pub events: HashMap<SchemaKey, Arc<EventSchema>>,
+    pub providers: HashMap<Guid, Arc<ProviderInfo>>,
+    /// Files that did not parse (a test keeps this empty).
+    pub errors: Vec<(String, LayoutError)>,
+}
+
+impl BuiltIn {
+    pub fn get() -> &'static BuiltIn {
+        static BUILT_IN: OnceLock<BuiltIn> = OnceLock::new();
+        BUILT_IN.get_or_init(|| {
+            let mut all = BuiltIn::default();
+            for (path, text) in LAYOUT_FILES {
+                let source = if path.starts_with("kernel") { Source::Kernel } else { Source::BuiltIn };
+                match layouts::parse(text, source) {
+                    Ok(file) => {
+                        all.providers.insert(file.provider.guid, file.provider.clone());
+                        all.events.extend(file.events);
+                    }
+                    Err(e) => all.errors.push(((*path).to_string(), e)),
+                }
+            }
+            all
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_built_in_file_parses() {
+        let b = super::BuiltIn::get();
+        assert!(b.errors.is_empty(), "{:?}", b.errors);
+        assert!(!super::LAYOUT_FILES.is_empty());
+    }
+}

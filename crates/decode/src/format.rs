@@ -1,0 +1,339 @@
+//! How values are shown: as text the way TDH formats them (for messages,
+//! Windows event XML, CSV and text lines), and as typed JSON.
+
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use nettrail_etl::{FileTime, Guid};
+
+use crate::intype::{InType, OutType};
+use crate::schema::Field;
+use crate::value::{Value, ansi_lossy, utf16_lossy};
+
+/// An IPv4 address stored in network byte order.
+pub fn ipv4_of(v: u64) -> Ipv4Addr {
+    let b = (v as u32).to_le_bytes();
+    Ipv4Addr::new(b[0], b[1], b[2], b[3])
+}
+
+/// A port stored in network byte order, in host order.
+pub fn port_of(v: u64) -> u16 {
+    u16::from_be_bytes((v as u16).to_le_bytes())
+}
+
+/// A SOCKADDR (IPv4 or IPv6) as `a.b.c.d:port` or `[v6]:port`; other
+/// families are `None`.
+pub fn socket_address(b: &[u8]) -> Option<String> {
+    let family = u16::from_le_bytes([*b.first()?, *b.get(1)?]);
+    let port = u16::from_be_bytes([*b.get(2)?, *b.get(3)?]);
+    match family {
+        2 => {
+            let a: [u8; 4] = b.get(4..8)?.try_into().ok()?;
+            Some(format!("{}:{port}", Ipv4Addr::from(a)))
+        }
+        23 => {
+            let a: [u8; 16] = b.get(8..24)?.try_into().ok()?;
+            let ip = Ipv6Addr::from(a);
+            Some(match ip.to_ipv4_mapped() {
+                Some(v4) => format!("{v4}:{port}"),
+                None => format!("[{ip}]:{port}"),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A SID as `S-1-5-21-…`.
+pub fn sid_text(b: &[u8]) -> String {
+    let (Some(&revision), Some(&count)) = (b.first(), b.get(1)) else {
+        return String::new();
+    };
+    let authority = b.get(2..8).map_or(0, |a| a.iter().fold(0u64, |acc, &x| acc << 8 | u64::from(x)));
+    let mut s = format!("S-{revision}-{authority}");
+    for i in 0..usize::from(count) {
+        if let Some(sub) = b.get(8 + 4 * i..12 + 4 * i) {
+            let _ = write!(s, "-{}", u32::from_le_bytes([sub[0], sub[1], sub[2], sub[3]]));
+        }
+    }
+    s
+}
+
+fn systemtime_text(t: &[u16; 8]) -> String {
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}0000Z", t[0], t[1], t[3], t[4], t[5], t[6], t[7])
+}
+
+fn hex_bytes(out: &mut String, b: &[u8], upper: bool) {
+    out.push_str("0x");
+    for byte in b {
+        let _ = if upper { write!(out, "{byte:02X}") } else { write!(out, "{byte:02x}") };
+    }
+}
+
+/// The text of one value, as TDH formats it: maps applied, addresses and
+/// ports in host order, GUIDs braced, times as ISO-8601 UTC.
+pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String) {
+    if let (Some(map), Some(v)) = (&field.map, value.as_u64()) {
+        if let Some(t) = map.lookup(v) {
+            out.push_str(&t);
+            return;
+        }
+    }
+    match value {
+        Value::Null => {}
+        Value::Signed(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Unsigned(v) => unsigned_text(field, *v, pointer_size, out),
+        Value::Float(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Utf16(b) => out.push_str(&utf16_lossy(b)),
+        Value::Ansi(b) => out.push_str(&ansi_lossy(b)),
+        Value::Guid(g) => {
+            let _ = write!(out, "{{{}}}", g.to_string().to_uppercase());
+        }
+        Value::FileTime(ft) => {
+            let _ = write!(out, "{}", FileTime(*ft));
+        }
+        Value::SystemTime(t) => out.push_str(&systemtime_text(t)),
+        Value::Sid(b) => out.push_str(&sid_text(b)),
+        Value::Binary(b) => match field.out_type {
+            OutType::Ipv6 if b.len() == 16 => {
+                let a: [u8; 16] = (*b).try_into().unwrap_or([0; 16]);
+                let _ = write!(out, "{}", Ipv6Addr::from(a));
+            }
+            OutType::SocketAddress => match socket_address(b) {
+                Some(s) => out.push_str(&s),
+                None => hex_bytes(out, b, true),
+            },
+            OutType::String | OutType::Utf8 => out.push_str(&ansi_lossy(b)),
+            _ => hex_bytes(out, b, true),
+        },
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                text(field, item, pointer_size, out);
+            }
+        }
+        Value::Struct(members) => {
+            out.push('{');
+            for (i, (m, v)) in field.members.iter().zip(members).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{}: ", m.name);
+                text(m, v, pointer_size, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
+    let _ = match field.out_type {
+        OutType::Ipv4 => write!(out, "{}", ipv4_of(v)),
+        OutType::Port => write!(out, "{}", port_of(v)),
+        OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary => {
+            write!(out, "0x{v:X}")
+        }
+        OutType::NtStatus | OutType::HResult | OutType::Win32Error | OutType::ErrorCode => write!(out, "0x{v:08X}"),
+        OutType::Boolean => write!(out, "{}", v != 0),
+        OutType::String if field.in_type == InType::UInt8 || field.in_type == InType::AnsiChar => {
+            write!(out, "{}", char::from(v as u8))
+        }
+        OutType::String if field.in_type == InType::UInt16 || field.in_type == InType::UnicodeChar => {
+            write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER))
+        }
+        _ => match field.in_type {
+            InType::Pointer | InType::SizeT if pointer_size == 4 => write!(out, "0x{v:08X}"),
+            InType::Pointer | InType::SizeT => write!(out, "0x{v:016X}"),
+            InType::HexInt32 | InType::HexInt64 => write!(out, "0x{v:X}"),
+            InType::UnicodeChar => write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
+            InType::AnsiChar => write!(out, "{}", char::from(v as u8)),
+            _ => write!(out, "{v}"),
+        },
+    };
+}
+
+/// Appends `s` as a JSON string.
+pub fn json_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    json_escaped(out, s);
+    out.push(b'"');
+}
+
+fn json_escaped(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1F => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if escape.is_empty() {
+            let _ = std::io::Write::write_fmt(out, format_args!("\\u{b:04x}"));
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+}
+
+fn json_text(out: &mut Vec<u8>, field: &Field, value: &Value<'_>, pointer_size: u8) {
+    let mut s = String::new();
+    text(field, value, pointer_size, &mut s);
+    json_string(out, &s);
+}
+
+/// The typed JSON of one value: numbers stay numbers (ports in host order),
+/// pointers and hex are `"0x…"` strings, addresses, GUIDs, times and SIDs are
+/// strings, mapped values are their map text.
+pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8>) {
+    if let (Some(map), Some(v)) = (&field.map, value.as_u64()) {
+        if let Some(t) = map.lookup(v) {
+            json_string(out, &t);
+            return;
+        }
+    }
+    let mut num = itoa::Buffer::new();
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Signed(v) => out.extend_from_slice(num.format(*v).as_bytes()),
+        Value::Unsigned(v) => match (field.out_type, field.in_type) {
+            (OutType::Ipv4 | OutType::NtStatus | OutType::HResult | OutType::Win32Error | OutType::ErrorCode, _)
+            | (OutType::String, _) => json_text(out, field, value, pointer_size),
+            (OutType::Port, _) => out.extend_from_slice(num.format(port_of(*v)).as_bytes()),
+            (OutType::Boolean, _) => out.extend_from_slice(if *v != 0 { b"true" } else { b"false" }),
+            (OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary, _)
+            | (_, InType::Pointer | InType::SizeT | InType::HexInt32 | InType::HexInt64) => {
+                let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
+            }
+            (_, InType::UnicodeChar | InType::AnsiChar) => json_text(out, field, value, pointer_size),
+            _ => out.extend_from_slice(num.format(*v).as_bytes()),
+        },
+        Value::Float(v) if v.is_finite() => {
+            let _ = std::io::Write::write_fmt(out, format_args!("{v}"));
+        }
+        Value::Float(_) => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Utf16(b) => {
+            out.push(b'"');
+            json_escaped(out, &utf16_lossy(b));
+            out.push(b'"');
+        }
+        Value::Ansi(b) => json_string(out, &ansi_lossy(b)),
+        Value::Guid(g) => {
+            let mut buf = [0u8; 36];
+            g.encode_lower(&mut buf);
+            out.push(b'"');
+            out.extend_from_slice(&buf);
+            out.push(b'"');
+        }
+        Value::FileTime(_) | Value::SystemTime(_) | Value::Sid(_) => json_text(out, field, value, pointer_size),
+        Value::Binary(b) => match field.out_type {
+            OutType::Ipv6 | OutType::SocketAddress | OutType::String | OutType::Utf8 => {
+                json_text(out, field, value, pointer_size)
+            }
+            _ => {
+                let mut s = String::with_capacity(2 + 2 * b.len());
+                hex_bytes(&mut s, b, false);
+                json_string(out, &s);
+            }
+        },
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json(field, item, pointer_size, out);
+            }
+            out.push(b']');
+        }
+        Value::Struct(members) => {
+            out.push(b'{');
+            for (i, (m, v)) in field.members.iter().zip(members).enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json_string(out, &m.name);
+                out.push(b':');
+                json(m, v, pointer_size, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// A GUID as TDH shows it: `{XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX}`.
+pub fn braced_guid(g: &Guid) -> String {
+    format!("{{{}}}", g.to_string().to_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(t: InType, o: OutType) -> Field {
+        let mut f = Field::new("f", t);
+        f.out_type = o;
+        f
+    }
+
+    fn show(f: &Field, v: Value<'_>) -> (String, String) {
+        let mut t = String::new();
+        text(f, &v, 8, &mut t);
+        let mut j = Vec::new();
+        json(f, &v, 8, &mut j);
+        (t, String::from_utf8(j).unwrap())
+    }
+
+    #[test]
+    fn addresses_and_ports_in_host_order() {
+        // 74.125.236.80 and port 80 as the payload stores them.
+        let ip = u64::from(u32::from_le_bytes([74, 125, 236, 80]));
+        assert_eq!(show(&field(InType::UInt32, OutType::Ipv4), Value::Unsigned(ip)).0, "74.125.236.80");
+        let port = u64::from(u16::from_le_bytes(80u16.to_be_bytes()));
+        assert_eq!(show(&field(InType::UInt16, OutType::Port), Value::Unsigned(port)), ("80".into(), "80".into()));
+        let v6 = "2001:4898:e0:81:7cb9:ab:cd5:e6af".parse::<Ipv6Addr>().unwrap().octets();
+        assert_eq!(
+            show(&field(InType::Binary, OutType::Ipv6), Value::Binary(&v6)).0,
+            "2001:4898:e0:81:7cb9:ab:cd5:e6af"
+        );
+        let mut sa = vec![2, 0, 0x01, 0xBB, 10, 0, 0, 1];
+        sa.extend_from_slice(&[0; 8]);
+        assert_eq!(show(&field(InType::Binary, OutType::SocketAddress), Value::Binary(&sa)).1, "\"10.0.0.1:443\"");
+        let mut sa6 = vec![23, 0, 0x00, 0x50, 0, 0, 0, 0];
+        sa6.extend_from_slice(&"::ffff:1.2.3.4".parse::<Ipv6Addr>().unwrap().octets());
+        sa6.extend_from_slice(&[0; 4]);
+        assert_eq!(show(&field(InType::Binary, OutType::SocketAddress), Value::Binary(&sa6)).0, "1.2.3.4:80");
+    }
+
+    #[test]
+    fn pointers_guids_sids_and_times() {
+        let p = show(&field(InType::Pointer, OutType::Default), Value::Unsigned(0xfffffa830284a040));
+        assert_eq!(p, ("0xFFFFFA830284A040".into(), "\"0xfffffa830284a040\"".into()));
+        let g = Guid::parse_const("0ad614c4-0ef4-4225-8f23-22d8b8f5b1a0");
+        assert_eq!(
+            show(&field(InType::Guid, OutType::Default), Value::Guid(g)).0,
+            "{0AD614C4-0EF4-4225-8F23-22D8B8F5B1A0}"
+        );
+        let sid = [1u8, 5, 0, 0, 0, 0, 0, 5, 21, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xe9, 3, 0, 0];
+        assert_eq!(sid_text(&sid), "S-1-5-21-1-2-3-1001");
+        let st = [2021, 9, 4, 9, 14, 59, 35, 31];
+        assert_eq!(
+            show(&field(InType::SystemTime, OutType::Default), Value::SystemTime(st)).0,
+            "2021-09-09T14:59:35.0310000Z"
+        );
+    }
+}

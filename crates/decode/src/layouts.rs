@@ -1,0 +1,395 @@
+//! nettrail's event-layout files (`schemas/**/*.events`): a compact, line-based
+//! statement of what a provider's events hold, one file per provider or
+//! kernel event class.
+//!
+//! ```text
+//! # a comment
+//! provider Microsoft-Windows-Kernel-Network 7dd42a49-5329-4832-8dfd-43d979153a88
+//! channel 16 Microsoft-Windows-Kernel-Network/Analytic
+//! keyword 0x10 KERNEL_NETWORK_KEYWORD_IPV4
+//! task 10 KERNEL_NETWORK_TASK_TCPIP
+//! opcode 10 KERNEL_NETWORK_OPCODE_SEND "Data sent."
+//! map TCPIP_STATE value
+//!   0 "Closed"
+//! event 10 v0 name=KNetEvt_SendIPV4 task=10 opcode=10 level=4 keywords=0x10 channel=16 "TCPv4: %2 bytes …"
+//!   PID UInt32
+//!   daddr UInt32 IPv4
+//!   Name UnicodeString len=@NameLength
+//!   "IPv4 Address" Binary len=4
+//!
+//! kernel Process 3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c
+//! event 1,2,3,4 v3-4 Start,End,DCStart,DCEnd
+//!   UniqueProcessKey Pointer
+//! ```
+//!
+//! `provider` files key events by (GUID, id, version); `kernel` files by
+//! (event class GUID, opcode, version), as classic and kernel events are.
+//! Field lines are indented and list the payload in wire order: name, TDH
+//! in-type, optional out-type, then `len=`/`count=` (a number or `@field`)
+//! and `map=`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use nettrail_etl::Guid;
+
+use crate::intype::{InType, OutType};
+use crate::schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap, standard_opcode};
+
+/// An error in a layout file, with its line number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Splits a line into words; double quotes group words (with `\"` inside).
+fn words(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.trim().chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        let mut quoted = false;
+        while let Some(&c) = chars.peek() {
+            if c == '"' {
+                quoted = !quoted;
+                chars.next();
+            } else if c == '\\' && quoted {
+                chars.next();
+                match chars.next() {
+                    Some('n') => word.push('\n'),
+                    Some('t') => word.push('\t'),
+                    Some(other) => word.push(other),
+                    None => return Err("line ends after a backslash".into()),
+                }
+            } else if c.is_whitespace() && !quoted {
+                break;
+            } else {
+                word.push(c);
+                chars.next();
+            }
+        }
+        if quoted {
+            return Err("unterminated quote".into());
+        }
+        out.push(word);
+    }
+    Ok(out)
+}
+
+fn number(s: &str) -> Result<u64, String> {
+    let parsed = match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("expected a number, found {s:?}"))
+}
+
+fn small<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
+    T::try_from(number(s)?).map_err(|_| format!("{s} is out of range"))
+}
+
+/// An event being read, before its fields' references are resolved.
+struct PendingEvent {
+    keys: Vec<(SchemaKey, Option<String>)>,
+    name: Option<String>,
+    task: Option<u16>,
+    opcode: Option<u8>,
+    message: Option<String>,
+    /// (field, `len=@name`, `count=@name`).
+    fields: Vec<(Field, Option<String>, Option<String>)>,
+}
+
+struct Names {
+    tasks: HashMap<u16, String>,
+    opcodes: HashMap<(Option<u16>, u8), String>,
+}
+
+/// Everything one layout file declares.
+#[derive(Debug, Default)]
+pub struct LayoutFile {
+    pub provider: Arc<ProviderInfo>,
+    pub events: Vec<(SchemaKey, Arc<EventSchema>)>,
+}
+
+/// Parses one layout file; `source` is recorded on every schema.
+pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
+    let mut provider = ProviderInfo::default();
+    let mut classic: Option<Guid> = None;
+    let mut maps: HashMap<String, Arc<ValueMap>> = HashMap::new();
+    let mut open_map: Option<ValueMap> = None;
+    let mut names = Names { tasks: HashMap::new(), opcodes: HashMap::new() };
+    let mut pending: Vec<PendingEvent> = Vec::new();
+    let mut seen_provider = false;
+
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let fail = |message: String| LayoutError { line: line_no, message };
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let w = words(trimmed).map_err(fail)?;
+        let indented = raw.starts_with(' ') || raw.starts_with('\t');
+        if indented {
+            if let Some(map) = open_map.as_mut() {
+                let [value, text] = w.as_slice() else {
+                    return Err(fail("a map entry is a value and a quoted text".into()));
+                };
+                map.entries.push((number(value).map_err(fail)?, text.clone()));
+                continue;
+            }
+            let event = pending.last_mut().ok_or_else(|| fail("a field line before any event".into()))?;
+            event.fields.push(parse_field(&w, &maps).map_err(fail)?);
+            continue;
+        }
+        if let Some(map) = open_map.take() {
+            let mut map = map;
+            map.entries.sort_by_key(|(v, _)| *v);
+            maps.insert(map.name.clone(), Arc::new(map));
+        }
+        let arg = |k: usize| w.get(k).map(String::as_str).ok_or_else(|| fail(format!("{} needs more words", w[0])));
+        match w[0].as_str() {
+            "provider" | "kernel" => {
+                if seen_provider {
+                    return Err(fail("one provider or kernel class per file".into()));
+                }
+                seen_provider = true;
+                provider.name = arg(1)?.to_string();
+                provider.guid = arg(2)?.parse().map_err(|e| fail(format!("{e}")))?;
+                if w[0] == "kernel" {
+                    classic = Some(provider.guid);
+                }
+            }
+            "channel" => {
+                provider.channels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
+            }
+            "level" => {
+                provider.levels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
+            }
+            "keyword" => provider.keywords.push((number(arg(1)?).map_err(fail)?, arg(2)?.to_string())),
+            "task" => {
+                // A task shows as its message where it has one.
+                let shown = w.get(3).unwrap_or(&w[2]).clone();
+                names.tasks.insert(small(arg(1)?).map_err(fail)?, shown);
+            }
+            "opcode" => {
+                let (task, value) = match arg(1)?.split_once(':') {
+                    Some((t, v)) => (Some(small(t).map_err(fail)?), small(v).map_err(fail)?),
+                    None => (None, small(arg(1)?).map_err(fail)?),
+                };
+                let shown = w.get(3).unwrap_or(&w[2]).clone();
+                names.opcodes.insert((task, value), shown);
+            }
+            "map" => {
+                let bitmap = match arg(2)? {
+                    "value" => false,
+                    "bitmap" => true,
+                    other => return Err(fail(format!("map kind is value or bitmap, not {other}"))),
+                };
+                open_map = Some(ValueMap { name: arg(1)?.to_string(), bitmap, entries: Vec::new() });
+            }
+            "event" => {
+                if !seen_provider {
+                    return Err(fail("an event before the provider line".into()));
+                }
+                pending.push(parse_event(&w, &provider, classic).map_err(fail)?);
+            }
+            other => return Err(fail(format!("unknown statement {other:?}"))),
+        }
+    }
+    if let Some(mut map) = open_map.take() {
+        map.entries.sort_by_key(|(v, _)| *v);
+        maps.insert(map.name.clone(), Arc::new(map));
+    }
+    let provider = Arc::new(provider);
+    let mut events = Vec::new();
+    for event in pending {
+        let fields = resolve(event.fields).map_err(|message| LayoutError { line: 0, message })?;
+        let task = event.task.and_then(|t| names.tasks.get(&t).cloned());
+        for (key, opcode_name) in &event.keys {
+            let opcode = match (opcode_name, event.opcode) {
+                (Some(name), _) => Some(name.clone()),
+                (None, Some(op)) => names
+                    .opcodes
+                    .get(&(event.task, op))
+                    .or_else(|| names.opcodes.get(&(None, op)))
+                    .cloned()
+                    .or_else(|| standard_opcode(op).map(str::to_string)),
+                (None, None) => None,
+            };
+            let schema = EventSchema {
+                provider: provider.clone(),
+                source,
+                name: event.name.clone(),
+                task: task.clone().or_else(|| classic.map(|_| provider.name.clone())),
+                opcode,
+                message: event.message.clone(),
+                fields: fields.clone(),
+            };
+            events.push((*key, Arc::new(schema)));
+        }
+    }
+    Ok(LayoutFile { provider, events })
+}
+
+fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
+    let v = w.strip_prefix('v').ok_or_else(|| format!("expected a version like v2 or v0-3, found {w:?}"))?;
+    Ok(match v.split_once('-') {
+        Some((a, b)) => small(a)?..=small(b)?,
+        None => {
+            let x = small(v)?;
+            x..=x
+        }
+    })
+}
+
+fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> Result<PendingEvent, String> {
+    let ids = w.get(1).ok_or("event needs an id")?;
+    let versions = version_range(w.get(2).ok_or("event needs a version")?)?;
+    let mut event =
+        PendingEvent { keys: Vec::new(), name: None, task: None, opcode: None, message: None, fields: Vec::new() };
+    let mut opcode_names: Vec<String> = Vec::new();
+    for word in w.iter().skip(3) {
+        match word.split_once('=') {
+            Some(("name", v)) => event.name = Some(v.to_string()),
+            Some(("task", v)) => event.task = Some(small(v)?),
+            Some(("opcode", v)) => event.opcode = Some(small(v)?),
+            Some(("level" | "keywords" | "channel", _)) => {}
+            _ if classic.is_some() && opcode_names.is_empty() && event.message.is_none() => {
+                opcode_names = word.split(',').map(str::to_string).collect();
+            }
+            _ => event.message = Some(word.clone()),
+        }
+    }
+    let id_list: Vec<&str> = ids.split(',').collect();
+    if classic.is_some() && !opcode_names.is_empty() && opcode_names.len() != id_list.len() {
+        return Err(format!("{} opcodes but {} names", id_list.len(), opcode_names.len()));
+    }
+    for (k, id) in id_list.iter().enumerate() {
+        for version in versions.clone() {
+            let key = match classic {
+                Some(class) => SchemaKey::Classic { class, opcode: small(id)?, version },
+                None => SchemaKey::Manifest { provider: provider.guid, id: small(id)?, version },
+            };
+            event.keys.push((key, opcode_names.get(k).cloned()));
+        }
+    }
+    Ok(event)
+}
+
+fn parse_field(
+    w: &[String],
+    maps: &HashMap<String, Arc<ValueMap>>,
+) -> Result<(Field, Option<String>, Option<String>), String> {
+    let name = w.first().ok_or("a field needs a name")?;
+    let in_type = w.get(1).ok_or("a field needs a type")?;
+    let in_type = InType::from_name(in_type).ok_or_else(|| format!("unknown in-type {in_type:?}"))?;
+    let mut field = Field::new(name.clone(), in_type);
+    let (mut len_ref, mut count_ref) = (None, None);
+    for word in w.iter().skip(2) {
+        match word.split_once('=') {
+            Some(("len", v)) => match v.strip_prefix('@') {
+                Some(r) => len_ref = Some(r.to_string()),
+                None => field.length = Some(Len::Fixed(small(v)?)),
+            },
+            Some(("count", v)) => match v.strip_prefix('@') {
+                Some(r) => count_ref = Some(r.to_string()),
+                None => field.count = Some(Len::Fixed(small(v)?)),
+            },
+            Some(("map", v)) => field.map = Some(maps.get(v).cloned().ok_or_else(|| format!("unknown map {v:?}"))?),
+            _ => field.out_type = OutType::from_name(word).ok_or_else(|| format!("unknown out-type {word:?}"))?,
+        }
+    }
+    Ok((field, len_ref, count_ref))
+}
+
+/// Turns `@name` references into indices of earlier fields.
+fn resolve(fields: Vec<(Field, Option<String>, Option<String>)>) -> Result<Vec<Field>, String> {
+    let mut out: Vec<Field> = Vec::with_capacity(fields.len());
+    for (mut field, len_ref, count_ref) in fields {
+        let index = |r: &str, out: &[Field]| {
+            out.iter().position(|f| f.name == r).ok_or_else(|| format!("{}: no earlier field {r:?}", field.name))
+        };
+        if let Some(r) = len_ref {
+            field.length = Some(Len::Field(index(&r, &out)?));
+        }
+        if let Some(r) = count_ref {
+            field.count = Some(Len::Field(index(&r, &out)?));
+        }
+        out.push(field);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_provider_file() {
+        let text = r#"
+# Kernel-Network, two events
+provider Microsoft-Windows-Kernel-Network 7dd42a49-5329-4832-8dfd-43d979153a88
+channel 16 Microsoft-Windows-Kernel-Network/Analytic
+keyword 0x10 KERNEL_NETWORK_KEYWORD_IPV4
+task 10 KERNEL_NETWORK_TASK_TCPIP
+opcode 10 KERNEL_NETWORK_OPCODE_SEND "Data sent."
+map State value
+  0 "Closed"
+  1 "Listen"
+event 10 v0 name=KNetEvt_SendIPV4 task=10 opcode=10 level=4 "TCPv4: %2 bytes"
+  PID UInt32
+  daddr UInt32 IPv4
+  NameLength UInt16
+  "Host Name" UnicodeString len=@NameLength
+  State UInt32 map=State
+event 99 v1-2
+"#;
+        let file = parse(text, Source::BuiltIn).unwrap();
+        assert_eq!(file.provider.name, "Microsoft-Windows-Kernel-Network");
+        assert_eq!(file.events.len(), 3);
+        let (key, e) = &file.events[0];
+        assert_eq!(*key, SchemaKey::Manifest { provider: file.provider.guid, id: 10, version: 0 });
+        assert_eq!(e.task.as_deref(), Some("KERNEL_NETWORK_TASK_TCPIP"));
+        assert_eq!(e.opcode.as_deref(), Some("Data sent."));
+        assert_eq!(e.message.as_deref(), Some("TCPv4: %2 bytes"));
+        assert_eq!(e.fields[1].out_type, OutType::Ipv4);
+        assert_eq!(e.fields[3].name, "Host Name");
+        assert_eq!(e.fields[3].length, Some(Len::Field(2)));
+        assert_eq!(e.fields[4].map.as_ref().unwrap().lookup(1).as_deref(), Some("Listen"));
+        assert_eq!(file.events[2].0, SchemaKey::Manifest { provider: file.provider.guid, id: 99, version: 2 });
+        assert_eq!(file.events[2].1.opcode, None);
+    }
+
+    #[test]
+    fn a_kernel_file() {
+        let text =
+            "kernel Process 3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c\nevent 1,2 v3-4 Start,End\n  ProcessId UInt32\n";
+        let file = parse(text, Source::Kernel).unwrap();
+        let class = file.provider.guid;
+        let keys: Vec<_> = file.events.iter().map(|(k, e)| (*k, e.opcode.clone().unwrap())).collect();
+        assert_eq!(keys.len(), 4);
+        assert_eq!(keys[0], (SchemaKey::Classic { class, opcode: 1, version: 3 }, "Start".to_string()));
+        assert_eq!(keys[3], (SchemaKey::Classic { class, opcode: 2, version: 4 }, "End".to_string()));
+        assert_eq!(file.events[0].1.task.as_deref(), Some("Process"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("provider X 7dd42a49-5329-4832-8dfd-43d979153a88\nevent 1 v0\n  A NoSuchType\n", Source::BuiltIn)
+            .unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("NoSuchType"));
+    }
+}

@@ -1,0 +1,25 @@
+//! Decode ETW events without Windows.
+//!
+//! Windows decodes events with TDH and the manifests installed on the
+//! machine that recorded them. nettrail decodes them anywhere, from what the
+//! trace carries (TraceLogging metadata, embedded TRACE_EVENT_INFO, EventSource
+//! manifests) and what it ships (network provider and kernel layouts in
+//! `schemas/`), plus manifests the user supplies. [`Schemas`] finds an event's
+//! [`EventSchema`]; [`payload::decode`] turns its payload into [`Value`]s;
+//! [`format`] shows them as TDH would, or as typed JSON; [`message`] renders
+//! the event's message.
+
+pub mod builtin;
+pub mod format;
+pub mod intype;
+pub mod layouts;
+pub mod payload;
+mod registry;
+pub mod schema;
+pub mod sources;
+pub mod value;
+
+pub use intype::{InType, OutType};
+pub use registry::{SchemaSet, Schemas, Undecoded};
+pub use schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
+pub use value::Value;

@@ -1,0 +1,332 @@
+//! Walks a payload with a schema's fields: every TDH in-type, lengths and
+//! counts taken from earlier fields, structs, arrays. Every read is bounds
+//! checked; a count read from the payload never sizes an allocation beyond
+//! what the payload can hold.
+
+use std::fmt;
+
+use nettrail_etl::Guid;
+
+use crate::intype::{InType, OutType};
+use crate::schema::{Field, Len};
+use crate::value::Value;
+
+/// Why a payload does not fit its schema.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DecodeError {
+    pub field: String,
+    /// Offset in the payload where the field starts.
+    pub offset: usize,
+    pub reason: &'static str,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "field {} at payload offset {}: {}", self.field, self.offset, self.reason)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    pointer_size: u8,
+}
+
+impl<'a> Cursor<'a> {
+    fn rest(&self) -> &'a [u8] {
+        self.data.get(self.pos..).unwrap_or_default()
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let bytes = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(bytes)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N).and_then(|b| b.try_into().ok())
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        self.array().map(u16::from_le_bytes)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.array().map(u64::from_le_bytes)
+    }
+
+    fn pointer(&mut self) -> Option<u64> {
+        if self.pointer_size == 4 { self.u32().map(u64::from) } else { self.u64() }
+    }
+
+    /// A NUL-terminated run of `unit`-byte characters; the terminator is
+    /// consumed but not returned. Without a terminator, the rest of the payload.
+    fn terminated(&mut self, unit: usize) -> &'a [u8] {
+        let rest = self.rest();
+        let end = rest.chunks_exact(unit).position(|c| c.iter().all(|&b| b == 0)).map(|i| i * unit);
+        match end {
+            Some(end) => {
+                self.pos += end + unit;
+                rest.get(..end).unwrap_or_default()
+            }
+            None => {
+                let whole = rest.len() - rest.len() % unit;
+                self.pos += rest.len();
+                rest.get(..whole).unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// Trailing NULs of a fixed-length string are padding.
+fn trim_nuls(bytes: &[u8], unit: usize) -> &[u8] {
+    let mut end = bytes.len() - bytes.len() % unit;
+    while end >= unit && bytes.get(end - unit..end).is_some_and(|c| c.iter().all(|&b| b == 0)) {
+        end -= unit;
+    }
+    bytes.get(..end).unwrap_or_default()
+}
+
+/// Decodes `fields` from the start of `data`, appending one value per field
+/// to `out`; returns the bytes consumed.
+pub fn decode<'a>(
+    fields: &[Field],
+    data: &'a [u8],
+    pointer_size: u8,
+    out: &mut Vec<Value<'a>>,
+) -> Result<usize, DecodeError> {
+    let mut cursor = Cursor { data, pos: 0, pointer_size };
+    decode_level(fields, &mut cursor, out)?;
+    Ok(cursor.pos)
+}
+
+fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a>>) -> Result<(), DecodeError> {
+    let base = out.len();
+    for field in fields {
+        let start = c.pos;
+        let err = |reason| DecodeError { field: field.name.clone(), offset: start, reason };
+        let referenced = |len: Len, out: &[Value<'a>], c: &mut Cursor<'a>| -> Result<u64, DecodeError> {
+            match len {
+                Len::Fixed(n) => Ok(u64::from(n)),
+                Len::Field(i) => out
+                    .get(base + i)
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| err("its length or count field is not an earlier integer")),
+                Len::Prefixed => c.u16().map(u64::from).ok_or_else(|| err("payload ends before the element count")),
+            }
+        };
+        let value = match field.count {
+            None => decode_one(field, c, out, base).map_err(err)?,
+            Some(count) => {
+                let n = referenced(count, out, c)?;
+                let mut items = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(c.rest().len()));
+                for _ in 0..n {
+                    let before = c.pos;
+                    items.push(decode_one(field, c, out, base).map_err(err)?);
+                    if c.pos == before && c.rest().is_empty() {
+                        // Elements that take no bytes would repeat forever.
+                        return Err(err("array runs past the end of the payload"));
+                    }
+                }
+                Value::Array(items)
+            }
+        };
+        out.push(value);
+    }
+    Ok(())
+}
+
+fn length_of(field: &Field, c: &mut Cursor<'_>, out: &[Value<'_>], base: usize) -> Result<Option<usize>, &'static str> {
+    Ok(match field.length {
+        None => None,
+        Some(Len::Fixed(n)) => Some(n as usize),
+        Some(Len::Field(i)) => {
+            let v = out.get(base + i).and_then(Value::as_u64).ok_or("its length field is not an earlier integer")?;
+            Some(usize::try_from(v).map_err(|_| "length does not fit")?)
+        }
+        Some(Len::Prefixed) => Some(usize::from(c.u16().ok_or("payload ends before the length")?)),
+    })
+}
+
+fn decode_one<'a>(
+    field: &Field,
+    c: &mut Cursor<'a>,
+    out: &[Value<'a>],
+    base: usize,
+) -> Result<Value<'a>, &'static str> {
+    const SHORT: &str = "payload ends inside the field";
+    let length = length_of(field, c, out, base)?;
+    let take = |c: &mut Cursor<'a>, n: usize| c.take(n).ok_or(SHORT);
+    Ok(match field.in_type {
+        InType::Null => Value::Null,
+        InType::Int8 => Value::Signed(i64::from(take(c, 1)?[0] as i8)),
+        InType::UInt8 => {
+            let b = take(c, 1)?[0];
+            if field.out_type == OutType::Boolean { Value::Bool(b != 0) } else { Value::Unsigned(u64::from(b)) }
+        }
+        InType::Int16 => Value::Signed(i64::from(c.u16().ok_or(SHORT)? as i16)),
+        InType::UInt16 | InType::UnicodeChar => Value::Unsigned(u64::from(c.u16().ok_or(SHORT)?)),
+        InType::AnsiChar => Value::Unsigned(u64::from(take(c, 1)?[0])),
+        InType::Int32 => Value::Signed(i64::from(c.u32().ok_or(SHORT)? as i32)),
+        InType::UInt32 | InType::HexInt32 => Value::Unsigned(u64::from(c.u32().ok_or(SHORT)?)),
+        InType::Int64 => Value::Signed(c.u64().ok_or(SHORT)? as i64),
+        InType::UInt64 | InType::HexInt64 => Value::Unsigned(c.u64().ok_or(SHORT)?),
+        InType::Float => Value::Float(f64::from(f32::from_bits(c.u32().ok_or(SHORT)?))),
+        InType::Double => Value::Float(f64::from_bits(c.u64().ok_or(SHORT)?)),
+        InType::Boolean => Value::Bool(c.u32().ok_or(SHORT)? != 0),
+        InType::Pointer | InType::SizeT => Value::Unsigned(c.pointer().ok_or(SHORT)?),
+        InType::Guid => Value::Guid(Guid::from_bytes_le(c.array().ok_or(SHORT)?)),
+        InType::FileTime => Value::FileTime(c.u64().ok_or(SHORT)? as i64),
+        InType::SystemTime => {
+            let b: [u8; 16] = c.array().ok_or(SHORT)?;
+            let mut t = [0u16; 8];
+            for (i, v) in t.iter_mut().enumerate() {
+                *v = u16::from_le_bytes([b[2 * i], b[2 * i + 1]]);
+            }
+            Value::SystemTime(t)
+        }
+        InType::UnicodeString => match length {
+            Some(chars) => Value::Utf16(trim_nuls(take(c, chars.checked_mul(2).ok_or(SHORT)?)?, 2)),
+            None => Value::Utf16(c.terminated(2)),
+        },
+        InType::AnsiString => match length {
+            Some(n) => Value::Ansi(trim_nuls(take(c, n)?, 1)),
+            None => Value::Ansi(c.terminated(1)),
+        },
+        InType::Binary => {
+            let n = length.unwrap_or(if field.out_type == OutType::Ipv6 { 16 } else { c.rest().len() });
+            Value::Binary(take(c, n)?)
+        }
+        InType::CountedString | InType::WbemCountedString => {
+            let n = usize::from(c.u16().ok_or(SHORT)?);
+            Value::Utf16(take(c, n)?)
+        }
+        InType::CountedAnsiString | InType::WbemCountedAnsiString => {
+            let n = usize::from(c.u16().ok_or(SHORT)?);
+            Value::Ansi(take(c, n)?)
+        }
+        InType::ReversedCountedString => {
+            let n = usize::from(u16::from_be_bytes(c.array().ok_or(SHORT)?));
+            Value::Utf16(take(c, n)?)
+        }
+        InType::ReversedCountedAnsiString => {
+            let n = usize::from(u16::from_be_bytes(c.array().ok_or(SHORT)?));
+            Value::Ansi(take(c, n)?)
+        }
+        InType::CountedBinary => {
+            let n = usize::from(c.u16().ok_or(SHORT)?);
+            Value::Binary(take(c, n)?)
+        }
+        InType::NonNullTerminatedString => {
+            let rest = c.rest();
+            c.pos += rest.len();
+            Value::Utf16(rest.get(..rest.len() & !1).unwrap_or_default())
+        }
+        InType::NonNullTerminatedAnsiString => {
+            let rest = c.rest();
+            c.pos += rest.len();
+            Value::Ansi(rest)
+        }
+        InType::HexDump => {
+            let n = c.u32().ok_or(SHORT)? as usize;
+            Value::Binary(take(c, n)?)
+        }
+        InType::Sid => Value::Sid(take_sid(c)?),
+        InType::WbemSid => {
+            let first = c.rest().get(..4).ok_or(SHORT)?;
+            if first == [0, 0, 0, 0] {
+                c.pos += 4;
+                Value::Null
+            } else {
+                // TOKEN_USER: a SID pointer and attributes, pointer-aligned.
+                take(c, 2 * usize::from(c.pointer_size))?;
+                Value::Sid(take_sid(c)?)
+            }
+        }
+        InType::Struct => {
+            let mut members = Vec::with_capacity(field.members.len());
+            decode_level(&field.members, c, &mut members).map_err(|e| e.reason)?;
+            Value::Struct(members)
+        }
+    })
+}
+
+fn take_sid<'a>(c: &mut Cursor<'a>) -> Result<&'a [u8], &'static str> {
+    let count = *c.rest().get(1).ok_or("payload ends inside the SID")?;
+    c.take(8 + 4 * usize::from(count)).ok_or("payload ends inside the SID")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(name: &str, t: InType) -> Field {
+        Field::new(name, t)
+    }
+
+    #[test]
+    fn lengths_and_counts_from_earlier_fields() {
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&3u32.to_le_bytes()); // count
+        payload.extend_from_slice(&[1, 0, 2, 0, 3, 0]); // three u16
+        payload.extend_from_slice(&2u16.to_le_bytes()); // length in chars
+        payload.extend_from_slice(&[b'h', 0, b'i', 0]);
+        payload.extend_from_slice(&[b'z', 0, 0, 0]); // NUL-terminated UTF-16
+        payload.extend_from_slice(b"ansi\0");
+        let mut items = f("Items", InType::UInt16);
+        items.count = Some(Len::Field(0));
+        let mut name = f("Name", InType::UnicodeString);
+        name.length = Some(Len::Field(2));
+        let fields = [
+            f("Count", InType::UInt32),
+            items,
+            f("NameLength", InType::UInt16),
+            name,
+            f("Tail", InType::UnicodeString),
+            f("A", InType::AnsiString),
+        ];
+        let mut out = Vec::new();
+        let used = decode(&fields, &payload, 8, &mut out).unwrap();
+        assert_eq!(used, payload.len());
+        assert_eq!(out[1], Value::Array(vec![Value::Unsigned(1), Value::Unsigned(2), Value::Unsigned(3)]));
+        assert_eq!(out[3].as_str().unwrap(), "hi");
+        assert_eq!(out[4].as_str().unwrap(), "z");
+        assert_eq!(out[5].as_str().unwrap(), "ansi");
+    }
+
+    #[test]
+    fn huge_counts_and_short_payloads_are_errors_not_allocations() {
+        let mut items = f("Items", InType::UInt64);
+        items.count = Some(Len::Field(0));
+        let fields = [f("Count", InType::UInt32), items];
+        let payload = u32::MAX.to_le_bytes();
+        let mut out = Vec::new();
+        let e = decode(&fields, &payload, 8, &mut out).unwrap_err();
+        assert_eq!((e.field.as_str(), e.offset), ("Items", 4));
+        let mut out = Vec::new();
+        assert!(decode(&[f("X", InType::Guid)], &[0; 15], 8, &mut out).is_err());
+    }
+
+    #[test]
+    fn pointers_sids_and_wbem_sids() {
+        let sid = [1u8, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0];
+        let mut payload = 0x1122_3344u32.to_le_bytes().to_vec();
+        payload.extend_from_slice(&sid);
+        payload.extend_from_slice(&[0, 0, 0, 0]); // WbemSid absent
+        payload.extend_from_slice(&[9; 8]); // WbemSid: TOKEN_USER (2 × 4 bytes)
+        payload.extend_from_slice(&sid);
+        let fields = [f("P", InType::Pointer), f("S", InType::Sid), f("W0", InType::WbemSid), f("W1", InType::WbemSid)];
+        let mut out = Vec::new();
+        assert_eq!(decode(&fields, &payload, 4, &mut out).unwrap(), payload.len());
+        assert_eq!(out[0], Value::Unsigned(0x1122_3344));
+        assert_eq!(out[1], Value::Sid(&sid));
+        assert_eq!(out[2], Value::Null);
+        assert_eq!(out[3], Value::Sid(&sid));
+    }
+}

@@ -1,0 +1,235 @@
+//! Finds the schema of an event, trying the sources in order: TraceLogging
+//! metadata in the event, metadata embedded in the trace (TRACE_EVENT_INFO),
+//! EventSource manifests sent in the trace, manifests the user gave,
+//! built-in network provider layouts, built-in kernel layouts. Then decodes
+//! the payload with it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+use nettrail_etl::extended::{ExtType, provider_traits_name};
+use nettrail_etl::kernel::LEGACY_IMAGE_LOAD;
+use nettrail_etl::record::event_header_flags;
+use nettrail_etl::{Guid, HeaderKind, Record, well_known};
+
+use crate::builtin::BuiltIn;
+use crate::intype::InType;
+use crate::payload;
+use crate::schema::{EventSchema, Field, ProviderInfo, SchemaKey, Source};
+use crate::sources::tracelogging;
+use crate::value::Value;
+
+/// Why an event was not decoded.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Undecoded {
+    /// No source knows this provider or event class.
+    UnknownProvider,
+    /// The provider is known, but not this event (id or opcode, and version).
+    UnknownEvent,
+    /// The payload does not fit the schema.
+    PayloadMismatch(payload::DecodeError),
+    /// A WPP message: decoding needs the component's TMF format data.
+    WppMessage,
+    /// The event's TraceLogging metadata cannot be read.
+    BadTraceLoggingMetadata(&'static str),
+}
+
+impl Undecoded {
+    /// A short, stable key for counting (`info` groups by it).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Undecoded::UnknownProvider => "no schema for the provider",
+            Undecoded::UnknownEvent => "no schema for the event",
+            Undecoded::PayloadMismatch(_) => "payload does not match the schema",
+            Undecoded::WppMessage => "WPP message without TMF",
+            Undecoded::BadTraceLoggingMetadata(_) => "bad TraceLogging metadata",
+        }
+    }
+}
+
+impl fmt::Display for Undecoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undecoded::PayloadMismatch(e) => write!(f, "payload does not match the schema: {e}"),
+            Undecoded::BadTraceLoggingMetadata(why) => write!(f, "bad TraceLogging metadata: {why}"),
+            other => f.write_str(other.reason()),
+        }
+    }
+}
+
+/// One source's schemas: events by key, providers by GUID.
+#[derive(Debug, Default)]
+pub struct SchemaSet {
+    pub events: HashMap<SchemaKey, Arc<EventSchema>>,
+    pub providers: HashMap<Guid, Arc<ProviderInfo>>,
+}
+
+impl SchemaSet {
+    pub fn insert_file(&mut self, file: crate::layouts::LayoutFile) {
+        self.providers.insert(file.provider.guid, file.provider.clone());
+        self.events.extend(file.events);
+    }
+
+    fn knows_provider(&self, key: &SchemaKey) -> bool {
+        match key {
+            SchemaKey::Manifest { provider, .. } => self.providers.contains_key(provider),
+            SchemaKey::Classic { class, .. } => self.providers.contains_key(class),
+        }
+    }
+}
+
+/// Every schema source for one trace, and the caches that make lookups cheap.
+#[derive(Debug, Default)]
+pub struct Schemas {
+    /// TRACE_EVENT_INFO blobs embedded in the trace.
+    pub embedded: SchemaSet,
+    /// EventSource manifests found in the trace.
+    pub event_source: SchemaSet,
+    /// Manifests the user supplied.
+    pub manifests: SchemaSet,
+    /// TraceLogging schemas by (provider, metadata bytes).
+    tracelogging: RwLock<HashMap<(Guid, Box<[u8]>), Result<Arc<EventSchema>, &'static str>>>,
+    /// Lookups that needed a version fallback, by the key asked for.
+    fallback: RwLock<HashMap<SchemaKey, Option<Arc<EventSchema>>>>,
+}
+
+/// An event whose EVENT_HEADER says its payload is one string (EventWriteString).
+fn string_only(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
+    Arc::new(EventSchema {
+        provider,
+        source: Source::BuiltIn,
+        name: None,
+        task: None,
+        opcode: None,
+        message: Some("%1".into()),
+        fields: vec![Field::new("String", InType::UnicodeString)],
+    })
+}
+
+impl Schemas {
+    pub fn new() -> Schemas {
+        Schemas::default()
+    }
+
+    /// The sets in the order they are tried, built-ins last.
+    fn sets(&self) -> [&SchemaSet; 3] {
+        [&self.embedded, &self.event_source, &self.manifests]
+    }
+
+    /// The key a record is looked up by; `None` for WPP messages.
+    pub fn key_of(record: &Record<'_>) -> Option<SchemaKey> {
+        if let Some(hook) = record.hook {
+            // The legacy image-load hook is logged in the Process group.
+            let (class, opcode) = if hook == LEGACY_IMAGE_LOAD {
+                (nettrail_etl::kernel::provider_of(nettrail_etl::record::KernelHook { group: 0x14, opcode: 10 })?, 10)
+            } else {
+                (record.provider, hook.opcode)
+            };
+            return Some(SchemaKey::Classic { class, opcode, version: record.version });
+        }
+        match record.kind {
+            HeaderKind::Message => None,
+            k if k.is_classic() => {
+                Some(SchemaKey::Classic { class: record.provider, opcode: record.opcode, version: record.version })
+            }
+            _ => Some(SchemaKey::Manifest { provider: record.provider, id: record.id, version: record.version }),
+        }
+    }
+
+    fn exact(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
+        self.sets().iter().find_map(|set| set.events.get(key)).or_else(|| BuiltIn::get().events.get(key)).cloned()
+    }
+
+    /// The schema for a key: exact, else the nearest lower version (layouts
+    /// grow at the end, so an older layout decodes the fields it knows).
+    pub fn lookup(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
+        if let Some(s) = self.exact(key) {
+            return Some(s);
+        }
+        if let Some(cached) = self.fallback.read().ok().and_then(|m| m.get(key).cloned()) {
+            return cached;
+        }
+        let lower = |version: u8| match *key {
+            SchemaKey::Manifest { provider, id, .. } => SchemaKey::Manifest { provider, id, version },
+            SchemaKey::Classic { class, opcode, .. } => SchemaKey::Classic { class, opcode, version },
+        };
+        let version = match *key {
+            SchemaKey::Manifest { version, .. } | SchemaKey::Classic { version, .. } => version,
+        };
+        let found = (0..version).rev().find_map(|v| self.exact(&lower(v)));
+        if let Ok(mut m) = self.fallback.write() {
+            m.insert(*key, found.clone());
+        }
+        found
+    }
+
+    /// The provider's names, from any source.
+    pub fn provider(&self, guid: &Guid) -> Option<Arc<ProviderInfo>> {
+        self.sets()
+            .iter()
+            .find_map(|set| set.providers.get(guid))
+            .or_else(|| BuiltIn::get().providers.get(guid))
+            .cloned()
+    }
+
+    fn knows_provider(&self, key: &SchemaKey) -> bool {
+        self.sets().iter().any(|s| s.knows_provider(key)) || {
+            let b = BuiltIn::get();
+            match key {
+                SchemaKey::Manifest { provider, .. } => b.providers.contains_key(provider),
+                SchemaKey::Classic { class, .. } => b.providers.contains_key(class),
+            }
+        }
+    }
+
+    fn tracelogging_schema(&self, record: &Record<'_>, metadata: &[u8]) -> Result<Arc<EventSchema>, Undecoded> {
+        let key = (record.provider, Box::<[u8]>::from(metadata));
+        if let Some(found) = self.tracelogging.read().ok().and_then(|m| m.get(&key).cloned()) {
+            return found.map_err(Undecoded::BadTraceLoggingMetadata);
+        }
+        let name = record
+            .extended
+            .find(ExtType::PROV_TRAITS)
+            .and_then(|t| provider_traits_name(t.data))
+            .map(str::to_string)
+            .or_else(|| well_known::provider_name(&record.provider).map(str::to_string))
+            .unwrap_or_default();
+        let provider = Arc::new(ProviderInfo { guid: record.provider, name, ..ProviderInfo::default() });
+        let parsed = tracelogging::parse(provider, metadata).map(Arc::new);
+        if let Ok(mut m) = self.tracelogging.write() {
+            m.insert(key, parsed.clone());
+        }
+        parsed.map_err(Undecoded::BadTraceLoggingMetadata)
+    }
+
+    /// The schema an event decodes with.
+    pub fn schema_of(&self, record: &Record<'_>) -> Result<Arc<EventSchema>, Undecoded> {
+        if let Some(meta) = record.extended.find(ExtType::EVENT_SCHEMA_TL) {
+            return self.tracelogging_schema(record, meta.data);
+        }
+        let key = Schemas::key_of(record).ok_or(Undecoded::WppMessage)?;
+        if record.kind.is_event_header() && record.flags & event_header_flags::STRING_ONLY != 0 {
+            let provider = self.provider(&record.provider).unwrap_or_else(|| {
+                Arc::new(ProviderInfo {
+                    guid: record.provider,
+                    name: well_known::provider_name(&record.provider).unwrap_or_default().to_string(),
+                    ..ProviderInfo::default()
+                })
+            });
+            return Ok(string_only(provider));
+        }
+        self.lookup(&key)
+            .ok_or_else(|| if self.knows_provider(&key) { Undecoded::UnknownEvent } else { Undecoded::UnknownProvider })
+    }
+
+    /// Decodes an event's payload into `values` (one per top-level field of
+    /// the returned schema). `values` is cleared first.
+    pub fn decode<'a>(&self, record: &Record<'a>, values: &mut Vec<Value<'a>>) -> Result<Arc<EventSchema>, Undecoded> {
+        values.clear();
+        let schema = self.schema_of(record)?;
+        payload::decode(&schema.fields, record.payload, record.pointer_size, values)
+            .map_err(Undecoded::PayloadMismatch)?;
+        Ok(schema)
+    }
+}

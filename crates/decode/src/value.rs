@@ -1,0 +1,81 @@
+//! Decoded field values, borrowing strings and bytes from the payload.
+
+use std::borrow::Cow;
+
+use nettrail_etl::Guid;
+
+/// One field's value. Strings stay encoded until shown.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// An absent optional value (a MOF SID that was not logged).
+    Null,
+    Signed(i64),
+    /// Unsigned integers, pointers and sizes.
+    Unsigned(u64),
+    Float(f64),
+    Bool(bool),
+    /// UTF-16LE code units, without the terminator.
+    Utf16(&'a [u8]),
+    /// 8-bit characters, without the terminator.
+    Ansi(&'a [u8]),
+    Guid(Guid),
+    /// 100 ns since 1601-01-01 UTC.
+    FileTime(i64),
+    /// year, month, day of week, day, hour, minute, second, milliseconds.
+    SystemTime([u16; 8]),
+    Sid(&'a [u8]),
+    Binary(&'a [u8]),
+    Array(Vec<Value<'a>>),
+    Struct(Vec<Value<'a>>),
+}
+
+impl Value<'_> {
+    /// The value as an unsigned integer (integers, booleans; negative values wrap).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Value::Unsigned(v) => Some(v),
+            Value::Signed(v) => Some(v as u64),
+            Value::Bool(b) => Some(u64::from(b)),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Signed(v) => Some(v),
+            Value::Unsigned(v) => i64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The text of a string value.
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Value::Utf16(b) => Some(Cow::Owned(utf16_lossy(b))),
+            Value::Ansi(b) => Some(ansi_lossy(b)),
+            _ => None,
+        }
+    }
+
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Binary(b) | Value::Sid(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// UTF-16LE bytes as text, invalid code units replaced.
+pub fn utf16_lossy(bytes: &[u8]) -> String {
+    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
+/// 8-bit text: UTF-8 when valid (it usually is), else read as Windows-1252's
+/// Latin-1 subset.
+pub fn ansi_lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
+    }
+}
