@@ -26,7 +26,7 @@
 //! (event class GUID, opcode, version), as classic and kernel events are.
 //! Field lines are indented and list the payload in wire order: name, TDH
 //! in-type, optional out-type, then `len=`/`count=` (a number or `@field`)
-//! and `map=`.
+//! and `map=`. `count=*` repeats a field to the end of the payload.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -303,6 +303,7 @@ fn parse_field(
                 Some(r) => len_ref = Some(r.to_string()),
                 None => field.length = Some(Len::Fixed(small(v)?)),
             },
+            Some(("count", "*")) => field.count = Some(Len::Remaining),
             Some(("count", v)) => match v.strip_prefix('@') {
                 Some(r) => count_ref = Some(r.to_string()),
                 None => field.count = Some(Len::Fixed(small(v)?)),

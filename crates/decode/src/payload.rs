@@ -119,6 +119,7 @@ fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a
                     .and_then(Value::as_u64)
                     .ok_or_else(|| err("its length or count field is not an earlier integer")),
                 Len::Prefixed => c.u16().map(u64::from).ok_or_else(|| err("payload ends before the element count")),
+                Len::Remaining => Ok(u64::MAX),
             }
         };
         let value = match field.count {
@@ -127,6 +128,9 @@ fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a
                 let n = referenced(count, out, c)?;
                 let mut items = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(c.rest().len()));
                 for _ in 0..n {
+                    if count == Len::Remaining && c.rest().is_empty() {
+                        break;
+                    }
                     let before = c.pos;
                     items.push(decode_one(field, c, out, base).map_err(err)?);
                     if c.pos == before && c.rest().is_empty() {
@@ -151,6 +155,7 @@ fn length_of(field: &Field, c: &mut Cursor<'_>, out: &[Value<'_>], base: usize) 
             Some(usize::try_from(v).map_err(|_| "length does not fit")?)
         }
         Some(Len::Prefixed) => Some(usize::from(c.u16().ok_or("payload ends before the length")?)),
+        Some(Len::Remaining) => Some(c.rest().len()),
     })
 }
 

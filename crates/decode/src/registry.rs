@@ -223,6 +223,58 @@ impl Schemas {
             .ok_or_else(|| if self.knows_provider(&key) { Undecoded::UnknownEvent } else { Undecoded::UnknownProvider })
     }
 
+    /// Adds a manifest the user supplied (`--manifest`); returns how many
+    /// events it describes.
+    pub fn add_manifest(&mut self, xml: &str) -> Result<usize, crate::sources::manifest::ManifestError> {
+        let files = crate::sources::manifest::parse(xml, Source::Manifest)?;
+        let mut events = 0;
+        for file in files {
+            events += file.events.len();
+            self.manifests.insert_file(file);
+        }
+        Ok(events)
+    }
+
+    /// Learns the schemas a trace carries outside its events' own metadata:
+    /// TRACE_EVENT_INFO that a merge embedded (KernelTraceControl MetaData
+    /// events) and EventSource manifests (event 0xFFFE). Reads every buffer
+    /// once, in file order (chunks of one manifest come from one thread, in
+    /// order). Returns what could not be read.
+    pub fn learn(&mut self, trace: &nettrail_etl::Trace<'_>) -> Vec<String> {
+        use crate::sources::event_info::EmbeddedMetadata;
+        use crate::sources::eventsource::EventSourceManifests;
+        const METADATA_CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
+        let mut embedded = EmbeddedMetadata::new();
+        let mut manifests = EventSourceManifests::new();
+        let mut problems = Vec::new();
+        let mut scratch = Vec::new();
+        for info in trace.buffers() {
+            let contents = trace.contents(info, &mut scratch);
+            for item in trace.records(info, &contents) {
+                let Ok((_, record)) = item else { break };
+                let result = if record.kind.is_classic() && record.provider == METADATA_CLASS {
+                    match record.opcode {
+                        32 => embedded.add_event_info(record.payload),
+                        33 => embedded.add_event_map_info(record.payload),
+                        _ => Ok(()),
+                    }
+                } else if record.kind.is_event_header() && record.id == 0xFFFE {
+                    manifests.add_chunk(record.provider, record.payload)
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = result {
+                    problems.push(e);
+                }
+            }
+        }
+        self.embedded = embedded.finish();
+        let (event_source, errors) = manifests.finish();
+        self.event_source = event_source;
+        problems.extend(errors);
+        problems
+    }
+
     /// Decodes an event's payload into `values` (one per top-level field of
     /// the returned schema). `values` is cleared first.
     pub fn decode<'a>(&self, record: &Record<'a>, values: &mut Vec<Value<'a>>) -> Result<Arc<EventSchema>, Undecoded> {

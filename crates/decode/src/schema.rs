@@ -74,6 +74,8 @@ pub enum Len {
     Field(usize),
     /// TraceLogging variable-count arrays: a u16 count precedes the elements.
     Prefixed,
+    /// As many as the rest of the payload holds (stack frames).
+    Remaining,
 }
 
 /// One field of an event's payload.
