@@ -1,7 +1,9 @@
-//! Development tasks (`cargo xtask …`): the sample trace, benchmark inputs and
-//! the benchmark itself. Nothing here ships in the `nettrail` binary.
+//! Development tasks (`cargo xtask …`): the sample trace, benchmark inputs,
+//! the benchmark itself and the built-in provider layouts. Nothing here ships
+//! in the `nettrail` binary.
 
 mod bench;
+mod gen_layouts;
 mod repeat;
 mod sample;
 
@@ -36,6 +38,14 @@ enum Task {
     },
     /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
     Bench(bench::Args),
+    /// Write the built-in layouts of the network providers from the reference facts.
+    GenLayouts {
+        /// The reference directory (`schemas/*.json`, `manifests/*.man`).
+        #[arg(long, default_value = "../shared/reference")]
+        reference: PathBuf,
+        #[arg(default_value = "crates/decode/schemas/providers")]
+        output: PathBuf,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -48,6 +58,7 @@ fn main() -> anyhow::Result<()> {
             make_bench_input(&from, mib, &output)?;
         }
         Task::Bench(args) => bench::run(&args)?,
+        Task::GenLayouts { reference, output } => gen_layouts::run(&reference, &output)?,
     }
     Ok(())
 }

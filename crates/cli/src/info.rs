@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use nettrail_decode::Coverage;
 use nettrail_etl::{FileTime, Summary, Trace};
 use serde_json::{Value, json};
 
@@ -17,6 +18,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
+    #[arg(long, value_name = "FILE|DIR")]
+    manifest: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -29,8 +33,10 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let trace = crate::parse(&args.trace, &file)?;
     let summary = Summary::compute(&trace);
+    let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
+    let coverage = Coverage::compute(&trace, &schemas);
     let _ = quiet; // counting runs at memory speed; it needs no progress line
-    let report = report(&args.trace, &trace, &summary);
+    let report = report(&args.trace, &trace, &summary, &coverage);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -52,7 +58,7 @@ fn utc(ft: i64) -> String {
 
 /// The facts, as the JSON document `--format json` prints (the text form is
 /// rendered from it, so the two cannot disagree).
-fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary) -> Value {
+fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Coverage) -> Value {
     let h = trace.header();
     let clock = trace.clock();
     let first = s.first_timestamp.map(|t| clock.to_filetime(t));
@@ -63,12 +69,16 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary) -> Value {
         .providers
         .iter()
         .map(|p| {
+            let c = coverage.providers.get(&p.guid).cloned().unwrap_or_default();
             json!({
                 "guid": p.guid.to_string(),
                 "name": p.name,
                 "events": p.events,
                 "record_kinds": p.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
                 "tracelogging": p.tracelogging,
+                "decoded": c.decoded.values().sum::<u64>(),
+                "schema_sources": c.decoded.keys().map(|k| k.name()).collect::<Vec<_>>(),
+                "undecoded": c.undecoded,
             })
         })
         .collect();
@@ -121,6 +131,8 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary) -> Value {
         "log_file_mode": format!("{:#x}", h.log_file_mode),
         "log_file_modes": h.log_file_mode_names(),
         "tracelogging_events": s.tracelogging_events,
+        "decoded_events": coverage.decoded_events(),
+        "undecoded_events": coverage.undecoded(),
         "extended_items": extended,
         "errors": s.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
     })
@@ -190,19 +202,27 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
         writeln!(out, "extended      {}", pairs(&r["extended_items"]))?;
     }
     writeln!(out, "tracelogging  {} events", s("tracelogging_events"))?;
+    let undecoded = pairs(&r["undecoded_events"]);
+    writeln!(
+        out,
+        "decoded       {} events{}",
+        s("decoded_events"),
+        if undecoded.is_empty() { String::new() } else { format!("; not decoded: {undecoded}") }
+    )?;
     for error in r["errors"].as_array().into_iter().flatten() {
         writeln!(out, "DAMAGE        {}", error.as_str().unwrap_or_default())?;
     }
     writeln!(out)?;
-    writeln!(out, "{:>9}  {:36}  provider", "events", "guid")?;
+    writeln!(out, "{:>9}  {:>9}  {:36}  provider", "events", "decoded", "guid")?;
     for p in r["providers"].as_array().into_iter().flatten() {
         let kinds = p["record_kinds"]
             .as_array()
             .map_or(String::new(), |k| k.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(","));
         writeln!(
             out,
-            "{:>9}  {}  {} [{kinds}]",
+            "{:>9}  {:>9}  {}  {} [{kinds}]",
             p["events"].as_u64().unwrap_or(0),
+            p["decoded"].as_u64().unwrap_or(0),
             p["guid"].as_str().unwrap_or_default(),
             p["name"].as_str().unwrap_or("(unknown)")
         )?;

@@ -6,6 +6,7 @@ mod dump;
 mod info;
 mod json;
 mod progress;
+mod schemas;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -69,14 +69,36 @@ fn hex_bytes(out: &mut String, b: &[u8], upper: bool) {
     }
 }
 
+/// The map text of an integer value, where the field has a map that knows it.
+fn mapped(field: &Field, value: &Value<'_>) -> Option<String> {
+    field.map.as_ref()?.lookup(value.as_u64()?)
+}
+
+/// An array of characters (8- or 16-bit units shown as text) is a string,
+/// as TDH shows it; trailing NULs are the terminator.
+fn char_array(field: &Field, items: &[Value<'_>]) -> Option<String> {
+    let text_units = field.out_type == OutType::String
+        && matches!(field.in_type, InType::UInt8 | InType::UInt16 | InType::AnsiChar | InType::UnicodeChar);
+    if !text_units {
+        return None;
+    }
+    let mut units: Vec<u16> = items.iter().filter_map(Value::as_u64).map(|v| v as u16).collect();
+    while units.last() == Some(&0) {
+        units.pop();
+    }
+    Some(if matches!(field.in_type, InType::UInt8 | InType::AnsiChar) {
+        units.iter().map(|&u| char::from(u as u8)).collect()
+    } else {
+        char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    })
+}
+
 /// The text of one value, as TDH formats it: maps applied, addresses and
 /// ports in host order, GUIDs braced, times as ISO-8601 UTC.
 pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String) {
-    if let (Some(map), Some(v)) = (&field.map, value.as_u64()) {
-        if let Some(t) = map.lookup(v) {
-            out.push_str(&t);
-            return;
-        }
+    if let Some(t) = mapped(field, value) {
+        out.push_str(&t);
+        return;
     }
     match value {
         Value::Null => {}
@@ -111,6 +133,10 @@ pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String
             _ => hex_bytes(out, b, true),
         },
         Value::Array(items) => {
+            if let Some(s) = char_array(field, items) {
+                out.push_str(&s);
+                return;
+            }
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
@@ -148,8 +174,8 @@ fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
             write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER))
         }
         _ => match field.in_type {
-            InType::Pointer | InType::SizeT if pointer_size == 4 => write!(out, "0x{v:08X}"),
-            InType::Pointer | InType::SizeT => write!(out, "0x{v:016X}"),
+            InType::Pointer if pointer_size == 4 => write!(out, "0x{v:08X}"),
+            InType::Pointer => write!(out, "0x{v:016X}"),
             InType::HexInt32 | InType::HexInt64 => write!(out, "0x{v:X}"),
             InType::UnicodeChar => write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
             InType::AnsiChar => write!(out, "{}", char::from(v as u8)),
@@ -199,11 +225,9 @@ fn json_text(out: &mut Vec<u8>, field: &Field, value: &Value<'_>, pointer_size: 
 /// pointers and hex are `"0x…"` strings, addresses, GUIDs, times and SIDs are
 /// strings, mapped values are their map text.
 pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8>) {
-    if let (Some(map), Some(v)) = (&field.map, value.as_u64()) {
-        if let Some(t) = map.lookup(v) {
-            json_string(out, &t);
-            return;
-        }
+    if let Some(t) = mapped(field, value) {
+        json_string(out, &t);
+        return;
     }
     let mut num = itoa::Buffer::new();
     match value {
@@ -215,7 +239,7 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
             (OutType::Port, _) => out.extend_from_slice(num.format(port_of(*v)).as_bytes()),
             (OutType::Boolean, _) => out.extend_from_slice(if *v != 0 { b"true" } else { b"false" }),
             (OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary, _)
-            | (_, InType::Pointer | InType::SizeT | InType::HexInt32 | InType::HexInt64) => {
+            | (_, InType::Pointer | InType::HexInt32 | InType::HexInt64) => {
                 let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
             }
             (_, InType::UnicodeChar | InType::AnsiChar) => json_text(out, field, value, pointer_size),
@@ -250,6 +274,9 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
                 json_string(out, &s);
             }
         },
+        Value::Array(items) if char_array(field, items).is_some() => {
+            json_string(out, &char_array(field, items).unwrap_or_default());
+        }
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {

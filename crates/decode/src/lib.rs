@@ -6,20 +6,26 @@
 //! manifests) and what it ships (network provider and kernel layouts in
 //! `schemas/`), plus manifests the user supplies. [`Schemas`] finds an event's
 //! [`EventSchema`]; [`payload::decode`] turns its payload into [`Value`]s;
-//! [`format`] shows them as TDH would, or as typed JSON; [`message`] renders
+//! [`format`](mod@format) shows them as TDH would, or as typed JSON; [`message`] renders
 //! the event's message.
 
 pub mod builtin;
+mod coverage;
+mod fasthash;
 pub mod format;
 pub mod intype;
 pub mod layouts;
+pub mod message;
+mod names;
 pub mod payload;
 mod registry;
 pub mod schema;
 pub mod sources;
 pub mod value;
 
+pub use coverage::{Coverage, ProviderCoverage};
 pub use intype::{InType, OutType};
+pub use names::EventNames;
 pub use registry::{SchemaSet, Schemas, Undecoded};
 pub use schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
 pub use value::Value;

@@ -14,6 +14,7 @@ use nettrail_etl::record::event_header_flags;
 use nettrail_etl::{Guid, HeaderKind, Record, well_known};
 
 use crate::builtin::BuiltIn;
+use crate::fasthash::FastMap;
 use crate::intype::InType;
 use crate::payload;
 use crate::schema::{EventSchema, Field, ProviderInfo, SchemaKey, Source};
@@ -70,13 +71,6 @@ impl SchemaSet {
         self.providers.insert(file.provider.guid, file.provider.clone());
         self.events.extend(file.events);
     }
-
-    fn knows_provider(&self, key: &SchemaKey) -> bool {
-        match key {
-            SchemaKey::Manifest { provider, .. } => self.providers.contains_key(provider),
-            SchemaKey::Classic { class, .. } => self.providers.contains_key(class),
-        }
-    }
 }
 
 /// Every schema source for one trace, and the caches that make lookups cheap.
@@ -89,9 +83,22 @@ pub struct Schemas {
     /// Manifests the user supplied.
     pub manifests: SchemaSet,
     /// TraceLogging schemas by (provider, metadata bytes).
-    tracelogging: RwLock<HashMap<(Guid, Box<[u8]>), Result<Arc<EventSchema>, &'static str>>>,
-    /// Lookups that needed a version fallback, by the key asked for.
-    fallback: RwLock<HashMap<SchemaKey, Option<Arc<EventSchema>>>>,
+    tracelogging: RwLock<TraceLoggingSchemas>,
+    /// Every key the sources know, resolved by source priority: built on the
+    /// first lookup, after all sources were added.
+    resolved: std::sync::OnceLock<Resolved>,
+}
+
+/// TraceLogging schemas, or why their metadata could not be read, by
+/// (provider, metadata bytes).
+type TraceLoggingSchemas = HashMap<(Guid, Box<[u8]>), Result<Arc<EventSchema>, &'static str>>;
+
+/// The merged view of all sources.
+#[derive(Debug, Default)]
+struct Resolved {
+    events: FastMap<SchemaKey, Arc<EventSchema>>,
+    /// Provider or event-class GUIDs some source knows.
+    providers: FastMap<Guid, Arc<ProviderInfo>>,
 }
 
 /// An event whose EVENT_HEADER says its payload is one string (EventWriteString).
@@ -112,9 +119,26 @@ impl Schemas {
         Schemas::default()
     }
 
-    /// The sets in the order they are tried, built-ins last.
-    fn sets(&self) -> [&SchemaSet; 3] {
-        [&self.embedded, &self.event_source, &self.manifests]
+    /// Forgets the merged table after a source changed.
+    fn invalidate(&mut self) {
+        self.resolved.take();
+    }
+
+    /// The merged table: where sources know the same key, the first in
+    /// priority order wins.
+    fn resolved(&self) -> &Resolved {
+        self.resolved.get_or_init(|| {
+            let built_in = BuiltIn::get();
+            let mut r = Resolved::default();
+            // Lowest priority first, so that higher ones overwrite.
+            r.events.extend(built_in.events.iter().map(|(k, v)| (*k, v.clone())));
+            r.providers.extend(built_in.providers.iter().map(|(k, v)| (*k, v.clone())));
+            for set in [&self.manifests, &self.event_source, &self.embedded] {
+                r.events.extend(set.events.iter().map(|(k, v)| (*k, v.clone())));
+                r.providers.extend(set.providers.iter().map(|(k, v)| (*k, v.clone())));
+            }
+            r
+        })
     }
 
     /// The key a record is looked up by; `None` for WPP messages.
@@ -138,7 +162,7 @@ impl Schemas {
     }
 
     fn exact(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
-        self.sets().iter().find_map(|set| set.events.get(key)).or_else(|| BuiltIn::get().events.get(key)).cloned()
+        self.resolved().events.get(key).cloned()
     }
 
     /// The schema for a key: exact, else the nearest lower version (layouts
@@ -147,9 +171,6 @@ impl Schemas {
         if let Some(s) = self.exact(key) {
             return Some(s);
         }
-        if let Some(cached) = self.fallback.read().ok().and_then(|m| m.get(key).cloned()) {
-            return cached;
-        }
         let lower = |version: u8| match *key {
             SchemaKey::Manifest { provider, id, .. } => SchemaKey::Manifest { provider, id, version },
             SchemaKey::Classic { class, opcode, .. } => SchemaKey::Classic { class, opcode, version },
@@ -157,30 +178,18 @@ impl Schemas {
         let version = match *key {
             SchemaKey::Manifest { version, .. } | SchemaKey::Classic { version, .. } => version,
         };
-        let found = (0..version).rev().find_map(|v| self.exact(&lower(v)));
-        if let Ok(mut m) = self.fallback.write() {
-            m.insert(*key, found.clone());
-        }
-        found
+        // Versions are small numbers: trying each lower one is a few lookups.
+        (0..version).rev().find_map(|v| self.exact(&lower(v)))
     }
 
     /// The provider's names, from any source.
     pub fn provider(&self, guid: &Guid) -> Option<Arc<ProviderInfo>> {
-        self.sets()
-            .iter()
-            .find_map(|set| set.providers.get(guid))
-            .or_else(|| BuiltIn::get().providers.get(guid))
-            .cloned()
+        self.resolved().providers.get(guid).cloned()
     }
 
     fn knows_provider(&self, key: &SchemaKey) -> bool {
-        self.sets().iter().any(|s| s.knows_provider(key)) || {
-            let b = BuiltIn::get();
-            match key {
-                SchemaKey::Manifest { provider, .. } => b.providers.contains_key(provider),
-                SchemaKey::Classic { class, .. } => b.providers.contains_key(class),
-            }
-        }
+        let (SchemaKey::Manifest { provider: guid, .. } | SchemaKey::Classic { class: guid, .. }) = key;
+        self.resolved().providers.contains_key(guid)
     }
 
     fn tracelogging_schema(&self, record: &Record<'_>, metadata: &[u8]) -> Result<Arc<EventSchema>, Undecoded> {
@@ -227,6 +236,7 @@ impl Schemas {
     /// events it describes.
     pub fn add_manifest(&mut self, xml: &str) -> Result<usize, crate::sources::manifest::ManifestError> {
         let files = crate::sources::manifest::parse(xml, Source::Manifest)?;
+        self.invalidate();
         let mut events = 0;
         for file in files {
             events += file.events.len();
@@ -268,6 +278,7 @@ impl Schemas {
                 }
             }
         }
+        self.invalidate();
         self.embedded = embedded.finish();
         let (event_source, errors) = manifests.finish();
         self.event_source = event_source;

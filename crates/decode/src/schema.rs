@@ -121,28 +121,26 @@ pub struct ProviderInfo {
 impl ProviderInfo {
     /// Names of the keywords set in `keywords` (the provider's own first,
     /// then the standard ones Windows reserves in the top 16 bits).
-    pub fn keyword_names(&self, keywords: u64) -> Vec<String> {
-        let mut names: Vec<String> = self
+    pub fn keyword_names(&self, keywords: u64) -> impl Iterator<Item = &str> {
+        let own = self
             .keywords
             .iter()
-            .filter(|(mask, _)| *mask != 0 && keywords & mask == *mask)
-            .map(|(_, n)| n.clone())
-            .collect();
-        for (bit, name) in STANDARD_KEYWORDS {
-            if keywords & bit != 0 && !self.keywords.iter().any(|(m, _)| m == bit) {
-                names.push((*name).to_string());
-            }
-        }
-        names
+            .filter(move |(mask, _)| *mask != 0 && keywords & mask == *mask)
+            .map(|(_, n)| n.as_str());
+        let standard = STANDARD_KEYWORDS
+            .iter()
+            .filter(move |(bit, _)| keywords & bit != 0 && !self.keywords.iter().any(|(m, _)| m == bit))
+            .map(|(_, n)| *n);
+        own.chain(standard)
     }
 
     /// A level's name: the provider's own, or the standard one.
-    pub fn level_name(&self, level: u8) -> Option<String> {
-        self.levels.get(&level).cloned().or_else(|| standard_level(level).map(str::to_string))
+    pub fn level_name(&self, level: u8) -> Option<&str> {
+        self.levels.get(&level).map(String::as_str).or_else(|| standard_level(level))
     }
 
-    pub fn channel_name(&self, channel: u8) -> Option<String> {
-        self.channels.get(&channel).cloned().or_else(|| standard_channel(channel).map(str::to_string))
+    pub fn channel_name(&self, channel: u8) -> Option<&str> {
+        self.channels.get(&channel).map(String::as_str).or_else(|| standard_channel(channel))
     }
 }
 

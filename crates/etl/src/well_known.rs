@@ -2,7 +2,6 @@
 //! names live in manifests on Windows machines), merge-time metadata classes
 //! and the kernel groups.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::guid::Guid;
@@ -83,12 +82,15 @@ pub const PROVIDERS: &[(Guid, &str)] = &[
 
 /// The name of a provider or kernel group GUID, if built in.
 pub fn provider_name(guid: &Guid) -> Option<&'static str> {
-    static INDEX: OnceLock<HashMap<Guid, &'static str>> = OnceLock::new();
+    static INDEX: OnceLock<Vec<(Guid, &'static str)>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let kernel = kernel::GROUPS.iter().map(|(_, name, guid)| (*guid, *name));
-        kernel.chain(PROVIDERS.iter().copied()).collect()
+        let mut all: Vec<(Guid, &str)> = kernel.chain(PROVIDERS.iter().copied()).collect();
+        all.sort();
+        all
     });
-    index.get(guid).copied()
+    let i = index.binary_search_by(|(g, _)| g.cmp(guid)).ok()?;
+    index.get(i).map(|(_, name)| *name)
 }
 
 #[cfg(test)]

@@ -1,0 +1,113 @@
+//! `--format jsonl`: one JSON object per event — the record's raw fields,
+//! its names, its message and its properties as typed values.
+
+use nettrail_decode::format;
+use nettrail_etl::UtcText;
+
+use super::view::View;
+use crate::json;
+
+fn opt_str(out: &mut Vec<u8>, key: &[u8], value: Option<&str>) {
+    out.extend_from_slice(key);
+    match value {
+        Some(v) => json::string(out, v),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+pub fn write(
+    out: &mut Vec<u8>,
+    v: &View<'_, '_>,
+    utc: &mut UtcText,
+    provider_fields: &mut Option<(nettrail_etl::Guid, Vec<u8>)>,
+) {
+    let e = v.event;
+    out.extend_from_slice(b"{\"timestamp\":");
+    json::filetime(out, utc, nettrail_etl::FileTime(v.filetime));
+    out.extend_from_slice(b",\"timestamp_raw\":");
+    json::uint(out, e.timestamp);
+    // A provider's GUID and name are rendered once per run of its events.
+    match provider_fields {
+        Some((guid, fields)) if *guid == e.provider => out.extend_from_slice(fields),
+        _ => {
+            let mut fields = Vec::with_capacity(100);
+            fields.extend_from_slice(b",\"provider_guid\":");
+            json::guid(&mut fields, &e.provider);
+            opt_str(&mut fields, b",\"provider_name\":", v.names.provider.as_deref());
+            out.extend_from_slice(&fields);
+            *provider_fields = Some((e.provider, fields));
+        }
+    }
+    opt_str(out, b",\"event_name\":", v.names.event.as_deref());
+    out.extend_from_slice(b",\"kind\":\"");
+    out.extend_from_slice(e.kind.name().as_bytes());
+    out.extend_from_slice(b"\",\"id\":");
+    json::uint(out, e.id);
+    out.extend_from_slice(b",\"version\":");
+    json::uint(out, e.version);
+    out.extend_from_slice(b",\"opcode\":");
+    json::uint(out, e.opcode);
+    opt_str(out, b",\"opcode_name\":", v.names.opcode.as_deref());
+    out.extend_from_slice(b",\"task\":");
+    json::uint(out, e.task);
+    opt_str(out, b",\"task_name\":", v.names.task.as_deref());
+    out.extend_from_slice(b",\"level\":");
+    json::uint(out, e.level);
+    opt_str(out, b",\"level_name\":", v.names.level.as_deref());
+    out.extend_from_slice(b",\"channel\":");
+    json::uint(out, e.channel);
+    opt_str(out, b",\"channel_name\":", v.names.channel.as_deref());
+    out.extend_from_slice(b",\"keywords\":");
+    json::hex(out, e.keywords);
+    out.extend_from_slice(b",\"keyword_names\":[");
+    for (i, k) in v.names.keywords.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::string(out, k);
+    }
+    out.extend_from_slice(b"],\"pid\":");
+    json::opt_uint(out, e.process_id);
+    out.extend_from_slice(b",\"tid\":");
+    json::opt_uint(out, e.thread_id);
+    out.extend_from_slice(b",\"cpu\":");
+    json::uint(out, e.cpu);
+    out.extend_from_slice(b",\"activity_id\":");
+    json::guid_or_null(out, Some(&e.activity_id));
+    out.extend_from_slice(b",\"related_activity_id\":");
+    json::guid_or_null(out, e.extended.related_activity_id().as_ref());
+    out.extend_from_slice(b",\"extended\":[");
+    for (i, item) in e.extended.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(item.ext_type.name().as_bytes());
+        out.push(b'"');
+    }
+    out.extend_from_slice(b"],\"payload_len\":");
+    json::uint(out, e.payload.len());
+    match v.schema {
+        Ok(schema) => {
+            out.extend_from_slice(b",\"schema_source\":\"");
+            out.extend_from_slice(schema.source.name().as_bytes());
+            out.push(b'"');
+            opt_str(out, b",\"message\":", v.message().as_deref());
+            out.extend_from_slice(b",\"properties\":{");
+            for (i, (field, value)) in v.properties().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json::string(out, &field.name);
+                out.push(b':');
+                format::json(field, value, e.pointer_size, out);
+            }
+            out.push(b'}');
+        }
+        Err(why) => {
+            out.extend_from_slice(b",\"undecoded\":");
+            json::string(out, &why.to_string());
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}

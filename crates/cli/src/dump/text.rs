@@ -1,0 +1,97 @@
+//! `--format text`: one line per event, the chosen fields separated by
+//! commas, the way TWAPI's `etw_dump` prints them:
+//! `130410917801368380,KERNEL_NETWORK_TASK_TCPIP,Data sent.,PID 6780 size 187 …`
+
+use std::fmt::Write as _;
+
+use nettrail_decode::format;
+
+use super::view::View;
+
+/// The fields `--fields` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextField {
+    /// FILETIME: 100 ns ticks since 1601 (UTC).
+    Timecreated,
+    /// ISO-8601 UTC.
+    Timestamp,
+    Providername,
+    Providerguid,
+    Eventname,
+    Eventid,
+    Version,
+    Level,
+    Levelname,
+    Task,
+    Taskname,
+    Opcode,
+    Opcodename,
+    Keywords,
+    Keywordnames,
+    Pid,
+    Tid,
+    Cpu,
+    Activityid,
+    Message,
+    /// `name value` pairs of every property, space-separated.
+    Properties,
+}
+
+pub const DEFAULT_FIELDS: &[TextField] = &[
+    TextField::Timestamp,
+    TextField::Providername,
+    TextField::Taskname,
+    TextField::Opcodename,
+    TextField::Pid,
+    TextField::Tid,
+    TextField::Properties,
+];
+
+pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
+    let e = v.event;
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let name = |n: &Option<std::borrow::Cow<'_, str>>| n.as_deref().unwrap_or("").to_string();
+        match field {
+            TextField::Timecreated => out.push_str(&v.filetime.to_string()),
+            TextField::Timestamp => out.push_str(&nettrail_etl::FileTime(v.filetime).to_string()),
+            TextField::Providername => out.push_str(&name(&v.names.provider)),
+            TextField::Providerguid => out.push_str(&e.provider.to_string()),
+            TextField::Eventname => out.push_str(&name(&v.names.event)),
+            TextField::Eventid => out.push_str(&e.id.to_string()),
+            TextField::Version => out.push_str(&e.version.to_string()),
+            TextField::Level => out.push_str(&e.level.to_string()),
+            TextField::Levelname => out.push_str(&name(&v.names.level)),
+            TextField::Task => out.push_str(&e.task.to_string()),
+            TextField::Taskname => out.push_str(&name(&v.names.task)),
+            TextField::Opcode => out.push_str(&e.opcode.to_string()),
+            TextField::Opcodename => out.push_str(&name(&v.names.opcode)),
+            TextField::Keywords => {
+                let _ = write!(out, "0x{:x}", e.keywords);
+            }
+            TextField::Keywordnames => out.push_str(&v.names.keywords.join(" ")),
+            TextField::Pid => out.push_str(&e.process_id.map(|p| p.to_string()).unwrap_or_default()),
+            TextField::Tid => out.push_str(&e.thread_id.map(|t| t.to_string()).unwrap_or_default()),
+            TextField::Cpu => out.push_str(&e.cpu.to_string()),
+            TextField::Activityid if !e.activity_id.is_zero() => out.push_str(&e.activity_id.to_string()),
+            TextField::Activityid => {}
+            TextField::Message => out.push_str(&v.message().unwrap_or_default()),
+            TextField::Properties => {
+                for (k, (f, value)) in v.properties().enumerate() {
+                    if k > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(&f.name);
+                    out.push(' ');
+                    format::text(f, value, e.pointer_size, out);
+                }
+                if let Err(why) = v.schema {
+                    let _ = write!(out, "undecoded: {why}");
+                }
+            }
+        }
+    }
+    out.push('\n');
+}

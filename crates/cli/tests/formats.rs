@@ -1,0 +1,155 @@
+//! `nettrail dump` formats and filters, end to end on real traces.
+
+use std::process::Command;
+
+use nettrail_testkit::{catalog, corpus_file};
+use serde_json::Value;
+
+fn nettrail(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nettrail")).args(args).output().expect("run nettrail")
+}
+
+fn dump(path: &str, args: &[&str]) -> String {
+    let mut all = vec!["dump", path];
+    all.extend_from_slice(args);
+    let out = nettrail(&all);
+    assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn jsonl(path: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["--format", "jsonl"];
+    all.extend_from_slice(args);
+    dump(path, &all).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn xml_of_every_corpus_trace_is_well_formed_windows_event_xml() {
+    for entry in catalog() {
+        if entry["events"] == 0 {
+            continue;
+        }
+        let path = corpus_file(entry["file"].as_str().unwrap());
+        let text = dump(path.to_str().unwrap(), &["--format", "xml"]);
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let events: Vec<_> = doc.root_element().children().filter(|n| n.has_tag_name("Event")).collect();
+        assert_eq!(events.len() as u64, entry["events"].as_u64().unwrap(), "{}", path.display());
+        for event in events.iter().take(500) {
+            assert_eq!(event.tag_name().namespace(), Some("http://schemas.microsoft.com/win/2004/08/events/event"));
+            let system = event.children().find(|n| n.has_tag_name("System")).expect("System");
+            for child in
+                ["Provider", "EventID", "Version", "Level", "Task", "Opcode", "Keywords", "TimeCreated", "Execution"]
+            {
+                assert!(system.children().any(|n| n.has_tag_name(child)), "{}: no System/{child}", path.display());
+            }
+            let rendering = event.children().find(|n| n.has_tag_name("RenderingInfo")).expect("RenderingInfo");
+            assert_eq!(rendering.attribute("Culture"), Some("en-US"));
+            for child in ["Level", "Opcode", "Keywords", "Task", "Message", "Channel", "Provider"] {
+                assert!(
+                    rendering.children().any(|n| n.has_tag_name(child)),
+                    "{}: no RenderingInfo/{child}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn xml_escapes_what_the_trace_says() {
+    // AMSI scripts hold quotes and angle-free but quote-heavy text, and CR/LF.
+    let path = corpus_file("etlparser__AMSITrace.etl");
+    let text = dump(path.to_str().unwrap(), &["--format", "xml", "--provider", "AmsiTrace", "--limit", "1"]);
+    assert!(text.contains("&quot;powershell.exe -nop -w 1 -enc RwBlAHQALQBBAGwAaQBhAHMA&quot;"), "{text}");
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let script = doc.descendants().find(|n| n.attribute("Name") == Some("Script")).unwrap();
+    assert!(script.text().unwrap().starts_with("IWshShell3.Run(\"powershell.exe"));
+}
+
+#[test]
+fn csv_is_rfc_4180_with_fixed_columns_then_properties() {
+    let path = corpus_file("etlparser__AMSITrace.etl");
+    let text = dump(path.to_str().unwrap(), &["--format", "csv"]);
+    // Python's csv module is the independent reader here.
+    let script = "import csv,sys,json\nrows=list(csv.reader(open(sys.argv[1],newline='')))\nprint(json.dumps(rows))";
+    let dir = nettrail_testkit::target_dir().join("test-formats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("amsi.csv");
+    std::fs::write(&file, &text).unwrap();
+    let out = Command::new("python3").args(["-c", script]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Vec<String>> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1 + 21);
+    assert_eq!(rows[0][..3], ["timestamp", "provider_name", "provider_guid"]);
+    assert_eq!(rows[0].len(), 17);
+    let amsi: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "AmsiTrace").collect();
+    assert_eq!(amsi.len(), 19);
+    assert_eq!(amsi[0][3], "AmsiScript");
+    // Fixed columns, then one name=value cell per property, quoted as needed.
+    assert_eq!(amsi[0][16], "Engine=VBScript");
+    assert!(amsi[0][17].starts_with("Script=IWshShell3.Run(\"powershell.exe -nop"), "{}", amsi[0][17]);
+}
+
+#[test]
+fn text_lines_with_chosen_fields() {
+    let path = corpus_file("perfview__primitive-types.etl");
+    let text = dump(
+        path.to_str().unwrap(),
+        &["--format", "text", "--fields", "timecreated,eventname,properties", "--provider", "solar_system"],
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5);
+    let first: Vec<&str> = lines[0].splitn(3, ',').collect();
+    assert!(first[0].parse::<i64>().unwrap() > 132_750_000_000_000_000, "FILETIME {}", first[0]);
+    assert_eq!(first[1], "PrimitiveTypesTest");
+    assert!(first[2].starts_with("string_type Mercury boolean_type false char_type M int16_type -51"), "{}", first[2]);
+}
+
+#[test]
+fn jsonl_has_names_message_and_typed_properties() {
+    let path = corpus_file("perfview__primitive-types.etl");
+    let events = jsonl(path.to_str().unwrap(), &["--provider", "d3dd3dd4-aac2-4e2a-8dd4-a8fb61b77615"]);
+    assert_eq!(events.len(), 5);
+    let e = &events[0];
+    assert_eq!(e["event_name"], "PrimitiveTypesTest");
+    assert_eq!(e["level_name"], "Verbose");
+    assert_eq!(e["schema_source"], "tracelogging");
+    let p = &e["properties"];
+    assert_eq!(p["string_type"], "Mercury");
+    assert_eq!(p["boolean_type"], false);
+    assert_eq!(p["int16_type"], -51);
+    assert_eq!(p["uint32_type"], 102);
+    assert_eq!(p["guid_type"], "0ad614c4-0ef4-4225-8013-f44f37cb0397");
+    assert_eq!(p["file_time_type"], "2021-09-09T14:59:35.7990000Z");
+    // Events without a schema say why.
+    let all = jsonl(path.to_str().unwrap(), &[]);
+    let header = all.iter().find(|e| e["provider_name"] == "Windows Kernel/EventTrace").unwrap();
+    assert!(header.get("undecoded").is_some() || header.get("properties").is_some());
+}
+
+#[test]
+fn filters_by_id_time_and_activity() {
+    let path = corpus_file("perfview__net.4.5.2.x86.etl");
+    let path = path.to_str().unwrap();
+    let all = jsonl(path, &[]);
+    assert_eq!(all.len(), 168_298);
+    // --id
+    let by_id = jsonl(path, &["--id", "1001", "--provider", "Microsoft-Windows-DNS-Client"]);
+    let expected =
+        all.iter().filter(|e| e["id"] == 1001 && e["provider_name"] == "Microsoft-Windows-DNS-Client").count();
+    assert_eq!(by_id.len(), expected);
+    // --since/--until: a window in seconds from the start, and the same in UTC.
+    let window = jsonl(path, &["--since", "+5", "--until", "+5.5"]);
+    let t0 = &window.first().unwrap()["timestamp"];
+    let t1 = &window.last().unwrap()["timestamp"];
+    let utc = jsonl(path, &["--since", t0.as_str().unwrap(), "--until", t1.as_str().unwrap()]);
+    assert!(window.len() > 100, "{} events in half a second", window.len());
+    assert_eq!(utc.len(), window.len());
+    // --activity: every event carrying one activity id, in order.
+    let with_activity = all.iter().find(|e| !e["activity_id"].is_null()).expect("an event with an activity");
+    let id = with_activity["activity_id"].as_str().unwrap();
+    let activity = jsonl(path, &["--activity", id]);
+    let expected = all.iter().filter(|e| e["activity_id"] == id || e["related_activity_id"] == id).count();
+    assert!(expected >= 1);
+    assert_eq!(activity.len(), expected);
+}
