@@ -153,3 +153,59 @@ fn filters_by_id_time_and_activity() {
     assert!(expected >= 1);
     assert_eq!(activity.len(), expected);
 }
+
+#[test]
+fn kernel_network_renders_as_twapi_text_lines() {
+    let path = corpus_file("tx__KernelNetwork.etl");
+    let text = dump(
+        path.to_str().unwrap(),
+        &[
+            "--format",
+            "text",
+            "--fields",
+            "timecreated,taskname,opcodename,properties",
+            "--provider",
+            "Microsoft-Windows-Kernel-Network",
+        ],
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8923);
+    // The first IPv4 send: FILETIME, task, opcode message, then name-value pairs
+    // with addresses dotted and ports in host order.
+    let send = lines.iter().find(|l| l.contains(",Data sent.,PID 2716 ")).expect("a send of PID 2716");
+    let parts: Vec<&str> = send.splitn(4, ',').collect();
+    assert!(parts[0].parse::<i64>().unwrap() > 129_846_116_000_000_000);
+    assert_eq!(parts[1], "KERNEL_NETWORK_TASK_TCPIP");
+    assert_eq!(parts[2], "Data sent.");
+    assert!(
+        parts[3]
+            .starts_with("PID 2716 size 77 daddr 157.56.244.38 saddr 10.121.106.118 dport 443 sport 61739 startime "),
+        "{}",
+        parts[3]
+    );
+    assert!(lines.iter().any(|l| l.contains(",KERNEL_NETWORK_TASK_UDPIP,")));
+    assert!(lines.iter().all(|l| !l.contains("undecoded")));
+}
+
+#[test]
+fn http_server_renders_as_event_xml_with_urls_and_messages() {
+    let path = corpus_file("tx__HTTP_Server.etl");
+    let text = dump(path.to_str().unwrap(), &["--format", "xml", "--provider", "Microsoft-Windows-HttpService"]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let events: Vec<_> = doc.root_element().children().filter(|n| n.has_tag_name("Event")).collect();
+    assert_eq!(events.len(), 2041);
+    let urls: Vec<&str> =
+        doc.descendants().filter(|n| n.attribute("Name") == Some("Url")).filter_map(|n| n.text()).collect();
+    assert_eq!(urls.len(), 582);
+    assert!(urls.contains(&"http://georgis2:80/helloworld.htm") && urls.contains(&"http://georgis2:80/windir.txt"));
+    let messages: Vec<&str> =
+        doc.descendants().filter(|n| n.has_tag_name("Message")).filter_map(|n| n.text()).collect();
+    let parsed: Vec<&&str> = messages.iter().filter(|m| m.starts_with("Parsed request (request pointer 0x")).collect();
+    assert!(!parsed.is_empty());
+    assert!(parsed.iter().all(|m| m.contains(", method 4) with URI http://georgis2:80/")), "{:?}", parsed[0]);
+    // Every event has its provider's name and a rendered task in RenderingInfo.
+    for e in &events {
+        let provider = e.descendants().find(|n| n.has_tag_name("Provider") && n.attribute("Name").is_some()).unwrap();
+        assert_eq!(provider.attribute("Guid"), Some("{dd5ef90a-6398-47a4-ad34-4dcecdef795f}"));
+    }
+}

@@ -101,6 +101,36 @@ struct Resolved {
     providers: FastMap<Guid, Arc<ProviderInfo>>,
 }
 
+/// EventSource's ManifestData event (id 0xFFFE): the envelope, then a chunk
+/// of the provider's manifest. Every EventSource sends it; no manifest
+/// describes it.
+fn manifest_data(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
+    let mut fields: Vec<Field> = [
+        ("Format", InType::UInt8),
+        ("MajorVersion", InType::UInt8),
+        ("MinorVersion", InType::UInt8),
+        ("Magic", InType::UInt8),
+        ("TotalChunks", InType::UInt16),
+        ("ChunkNumber", InType::UInt16),
+        ("Data", InType::Binary),
+    ]
+    .into_iter()
+    .map(|(name, t)| Field::new(name, t))
+    .collect();
+    if let Some(data) = fields.last_mut() {
+        data.out_type = crate::intype::OutType::Utf8;
+    }
+    Arc::new(EventSchema {
+        provider,
+        source: Source::BuiltIn,
+        name: Some("ManifestData".into()),
+        task: Some("ManifestData".into()),
+        opcode: None,
+        message: None,
+        fields,
+    })
+}
+
 /// An event whose EVENT_HEADER says its payload is one string (EventWriteString).
 fn string_only(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
     Arc::new(EventSchema {
@@ -218,15 +248,20 @@ impl Schemas {
             return self.tracelogging_schema(record, meta.data);
         }
         let key = Schemas::key_of(record).ok_or(Undecoded::WppMessage)?;
-        if record.kind.is_event_header() && record.flags & event_header_flags::STRING_ONLY != 0 {
-            let provider = self.provider(&record.provider).unwrap_or_else(|| {
+        let provider = || {
+            self.provider(&record.provider).unwrap_or_else(|| {
                 Arc::new(ProviderInfo {
                     guid: record.provider,
                     name: well_known::provider_name(&record.provider).unwrap_or_default().to_string(),
                     ..ProviderInfo::default()
                 })
-            });
-            return Ok(string_only(provider));
+            })
+        };
+        if record.kind.is_event_header() && record.flags & event_header_flags::STRING_ONLY != 0 {
+            return Ok(string_only(provider()));
+        }
+        if record.kind.is_event_header() && record.id == 0xFFFE && self.lookup(&key).is_none() {
+            return Ok(manifest_data(provider()));
         }
         self.lookup(&key)
             .ok_or_else(|| if self.knows_provider(&key) { Undecoded::UnknownEvent } else { Undecoded::UnknownProvider })
