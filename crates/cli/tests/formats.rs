@@ -209,3 +209,28 @@ fn http_server_renders_as_event_xml_with_urls_and_messages() {
         assert_eq!(provider.attribute("Guid"), Some("{dd5ef90a-6398-47a4-ad34-4dcecdef795f}"));
     }
 }
+
+#[test]
+fn a_supplied_manifest_takes_priority_over_the_built_ins() {
+    let path = corpus_file("tx__HTTP_Server.etl");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/manifests");
+    let args = ["--provider", "Microsoft-Windows-HttpService", "--id", "2", "--limit", "1"];
+    let built_in = jsonl(path.to_str().unwrap(), &args);
+    assert_eq!(built_in[0]["schema_source"], "builtin");
+    let mut with = args.to_vec();
+    with.extend(["--manifest", manifest.to_str().unwrap()]);
+    let supplied = jsonl(path.to_str().unwrap(), &with);
+    assert_eq!(supplied[0]["schema_source"], "manifest");
+    // Both describe the same event the same way.
+    assert_eq!(supplied[0]["properties"], built_in[0]["properties"]);
+    assert_eq!(supplied[0]["properties"]["Url"], "http://georgis2:80/windir.txt");
+    assert_eq!(supplied[0]["message"], built_in[0]["message"]);
+    // A manifest that is not XML is an error naming the file.
+    let bad = nettrail(&["dump", path.to_str().unwrap(), "--manifest", path.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("tx__HTTP_Server.etl"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

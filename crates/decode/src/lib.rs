@@ -26,6 +26,6 @@ pub mod value;
 pub use coverage::{Coverage, ProviderCoverage};
 pub use intype::{InType, OutType};
 pub use names::EventNames;
-pub use registry::{SchemaSet, Schemas, Undecoded};
+pub use registry::{LookupCache, SchemaSet, Schemas, Undecoded};
 pub use schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
 pub use value::Value;

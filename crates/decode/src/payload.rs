@@ -319,6 +319,72 @@ mod tests {
     }
 
     #[test]
+    fn every_other_in_type() {
+        let mut p = Vec::new();
+        p.extend_from_slice(&[0xFE]); // Int8
+        p.extend_from_slice(&(-2i16).to_le_bytes()); // Int16
+        p.extend_from_slice(&1.5f32.to_le_bytes()); // Float
+        p.extend_from_slice(&2.25f64.to_le_bytes()); // Double
+        p.extend_from_slice(&1u32.to_le_bytes()); // Boolean (4 bytes)
+        p.extend_from_slice(&0xABCDu32.to_le_bytes()); // HexInt32
+        p.extend_from_slice(&4u16.to_le_bytes()); // CountedString: byte count
+        p.extend_from_slice(&[b'o', 0, b'k', 0]);
+        p.extend_from_slice(&2u16.to_le_bytes()); // CountedAnsiString
+        p.extend_from_slice(b"hi");
+        p.extend_from_slice(&4u16.to_be_bytes()); // ReversedCountedString: big-endian count
+        p.extend_from_slice(&[b'b', 0, b'e', 0]);
+        p.extend_from_slice(&3u16.to_le_bytes()); // CountedBinary
+        p.extend_from_slice(&[1, 2, 3]);
+        p.extend_from_slice(&2u32.to_le_bytes()); // HexDump: u32 length
+        p.extend_from_slice(&[9, 8]);
+        p.extend_from_slice(&[b'Z', 0]); // UnicodeChar
+        p.push(b'y'); // AnsiChar
+        p.extend_from_slice(&7u64.to_le_bytes()); // SizeT (8)
+        p.extend_from_slice(&[b't', 0, b'a', 0, b'i', 0, b'l', 0]); // NonNullTerminatedString
+        let types = [
+            InType::Int8,
+            InType::Int16,
+            InType::Float,
+            InType::Double,
+            InType::Boolean,
+            InType::HexInt32,
+            InType::CountedString,
+            InType::CountedAnsiString,
+            InType::ReversedCountedString,
+            InType::CountedBinary,
+            InType::HexDump,
+            InType::UnicodeChar,
+            InType::AnsiChar,
+            InType::SizeT,
+            InType::NonNullTerminatedString,
+        ];
+        let fields: Vec<Field> = types.iter().enumerate().map(|(i, t)| f(&format!("f{i}"), *t)).collect();
+        let mut out = Vec::new();
+        assert_eq!(decode(&fields, &p, 8, &mut out).unwrap(), p.len());
+        assert_eq!(out[0], Value::Signed(-2));
+        assert_eq!(out[1], Value::Signed(-2));
+        assert_eq!(out[2], Value::Float(1.5));
+        assert_eq!(out[3], Value::Float(2.25));
+        assert_eq!(out[4], Value::Bool(true));
+        assert_eq!(out[5], Value::Unsigned(0xABCD));
+        assert_eq!(out[6].as_str().unwrap(), "ok");
+        assert_eq!(out[7].as_str().unwrap(), "hi");
+        assert_eq!(out[8].as_str().unwrap(), "be");
+        assert_eq!(out[9], Value::Binary(&[1, 2, 3]));
+        assert_eq!(out[10], Value::Binary(&[9, 8]));
+        assert_eq!(out[11], Value::Unsigned(u64::from(b'Z')));
+        assert_eq!(out[12], Value::Unsigned(u64::from(b'y')));
+        assert_eq!(out[13], Value::Unsigned(7));
+        assert_eq!(out[14].as_str().unwrap(), "tail");
+        // Fixed-length strings drop their NUL padding.
+        let mut padded = f("Name", InType::UnicodeString);
+        padded.length = Some(Len::Fixed(4));
+        let mut out = Vec::new();
+        decode(&[padded], &[b'a', 0, b'b', 0, 0, 0, 0, 0], 8, &mut out).unwrap();
+        assert_eq!(out[0].as_str().unwrap(), "ab");
+    }
+
+    #[test]
     fn pointers_sids_and_wbem_sids() {
         let sid = [1u8, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0];
         let mut payload = 0x1122_3344u32.to_le_bytes().to_vec();

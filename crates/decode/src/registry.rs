@@ -101,6 +101,54 @@ struct Resolved {
     providers: FastMap<Guid, Arc<ProviderInfo>>,
 }
 
+/// The last few schema lookups of one worker. Only records whose schema
+/// depends on nothing but their key are cached (not TraceLogging events,
+/// whose metadata travels with them; not string-only events).
+#[derive(Debug, Default)]
+pub struct LookupCache {
+    entries: [Option<(SchemaKey, Result<Arc<EventSchema>, Undecoded>)>; 4],
+    next: usize,
+    /// The last lookup that could not be cached.
+    uncached: Option<Result<Arc<EventSchema>, Undecoded>>,
+}
+
+impl LookupCache {
+    const UNCACHED: usize = usize::MAX;
+
+    fn key(record: &Record<'_>) -> Option<SchemaKey> {
+        if !record.extended.is_empty() || record.flags & event_header_flags::STRING_ONLY != 0 {
+            return None;
+        }
+        Schemas::key_of(record)
+    }
+
+    fn position(&self, key: &SchemaKey) -> Option<usize> {
+        self.entries.iter().position(|e| e.as_ref().is_some_and(|(k, _)| k == key))
+    }
+
+    /// Stores a lookup, replacing the oldest; returns its slot.
+    fn put(&mut self, key: SchemaKey, value: Result<Arc<EventSchema>, Undecoded>) -> usize {
+        let slot = self.next;
+        if let Some(entry) = self.entries.get_mut(slot) {
+            *entry = Some((key, value));
+        }
+        self.next = (self.next + 1) % self.entries.len();
+        slot
+    }
+
+    fn result(&self, slot: usize) -> Result<&Arc<EventSchema>, &Undecoded> {
+        let stored = match slot {
+            LookupCache::UNCACHED => self.uncached.as_ref(),
+            i => self.entries.get(i).and_then(|e| e.as_ref().map(|(_, v)| v)),
+        };
+        match stored {
+            Some(result) => result.as_ref(),
+            // Every slot handed out was filled first.
+            None => Err(&Undecoded::UnknownProvider),
+        }
+    }
+}
+
 /// EventSource's ManifestData event (id 0xFFFE): the envelope, then a chunk
 /// of the provider's manifest. Every EventSource sends it; no manifest
 /// describes it.
@@ -324,8 +372,30 @@ impl Schemas {
     /// Decodes an event's payload into `values` (one per top-level field of
     /// the returned schema). `values` is cleared first.
     pub fn decode<'a>(&self, record: &Record<'a>, values: &mut Vec<Value<'a>>) -> Result<Arc<EventSchema>, Undecoded> {
+        self.decode_cached(&mut LookupCache::default(), record, values).cloned()
+    }
+
+    /// [`Schemas::decode`], remembering recent lookups in `cache` (one per
+    /// worker): events come in runs of a few kinds, and most lookups repeat.
+    /// The schema is lent from the cache, so a hit touches nothing shared.
+    pub fn decode_cached<'c, 'a>(
+        &self,
+        cache: &'c mut LookupCache,
+        record: &Record<'a>,
+        values: &mut Vec<Value<'a>>,
+    ) -> Result<&'c Arc<EventSchema>, Undecoded> {
         values.clear();
-        let schema = self.schema_of(record)?;
+        let slot = match LookupCache::key(record) {
+            Some(key) => match cache.position(&key) {
+                Some(i) => i,
+                None => cache.put(key, self.schema_of(record)),
+            },
+            None => {
+                cache.uncached = Some(self.schema_of(record));
+                LookupCache::UNCACHED
+            }
+        };
+        let schema = cache.result(slot).map_err(Clone::clone)?;
         payload::decode(&schema.fields, record.payload, record.pointer_size, values)
             .map_err(Undecoded::PayloadMismatch)?;
         Ok(schema)

@@ -92,6 +92,7 @@ fn format_chunk(
     let mut count = 0;
     let mut damage = Vec::new();
     let mut values: Vec<Value<'_>> = Vec::new();
+    let mut cache = nettrail_decode::LookupCache::default();
     let mut utc = UtcText::default();
     let mut provider_fields = None;
     let mut line = String::new();
@@ -105,15 +106,15 @@ fn format_chunk(
         };
         let Some(event) = stream.event(*r) else { continue };
         let filetime = clock.to_filetime(event.timestamp);
-        let decoded = schemas.decode(&event.record, &mut values);
+        let decoded = schemas.decode_cached(&mut cache, &event.record, &mut values);
         if decoded.is_err() {
             values.clear();
         }
-        let names = EventNames::of(&event.record, decoded.as_ref().ok());
+        let names = EventNames::of(&event.record, decoded.as_ref().ok().copied());
         if !filter.accepts(&event, names.provider.as_deref(), filetime) {
             continue;
         }
-        let view = View { event: &event, schema: decoded.as_ref(), values: &values, names: &names, filetime };
+        let view = View { event: &event, schema: decoded.as_ref().copied(), values: &values, names: &names, filetime };
         match args.format {
             Format::Jsonl => jsonl::write(text, &view, &mut utc, &mut provider_fields),
             Format::Xml | Format::Csv | Format::Text => {
