@@ -106,11 +106,14 @@ struct Resolved {
 /// whose metadata travels with them; not string-only events).
 #[derive(Debug, Default)]
 pub struct LookupCache {
-    entries: [Option<(SchemaKey, Result<Arc<EventSchema>, Undecoded>)>; 4],
+    entries: [Option<(SchemaKey, Lookup)>; 4],
     next: usize,
     /// The last lookup that could not be cached.
-    uncached: Option<Result<Arc<EventSchema>, Undecoded>>,
+    uncached: Option<Lookup>,
 }
+
+/// What looking a schema up gave.
+type Lookup = Result<Arc<EventSchema>, Undecoded>;
 
 impl LookupCache {
     const UNCACHED: usize = usize::MAX;
@@ -127,7 +130,7 @@ impl LookupCache {
     }
 
     /// Stores a lookup, replacing the oldest; returns its slot.
-    fn put(&mut self, key: SchemaKey, value: Result<Arc<EventSchema>, Undecoded>) -> usize {
+    fn put(&mut self, key: SchemaKey, value: Lookup) -> usize {
         let slot = self.next;
         if let Some(entry) = self.entries.get_mut(slot) {
             *entry = Some((key, value));
