@@ -234,3 +234,43 @@ fn a_supplied_manifest_takes_priority_over_the_built_ins() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[test]
+fn raw_dump_has_the_record_fields_only() {
+    let path = corpus_file("tx__KernelNetwork.etl");
+    let raw = jsonl(path.to_str().unwrap(), &["--raw", "--limit", "50"]);
+    let decoded = jsonl(path.to_str().unwrap(), &["--limit", "50"]);
+    assert_eq!(raw.len(), 50);
+    let keys: Vec<&str> = raw[1].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "timestamp",
+            "timestamp_raw",
+            "provider_guid",
+            "provider_name",
+            "kind",
+            "id",
+            "version",
+            "opcode",
+            "task",
+            "level",
+            "channel",
+            "keywords",
+            "pid",
+            "tid",
+            "cpu",
+            "activity_id",
+            "related_activity_id",
+            "extended",
+            "payload_len"
+        ]
+    );
+    // The same events, the same record fields.
+    for (r, d) in raw.iter().zip(&decoded) {
+        for key in &keys {
+            assert_eq!(r[*key], d[*key], "{key}");
+        }
+        assert!(d.get("properties").is_some() && r.get("properties").is_none());
+    }
+}

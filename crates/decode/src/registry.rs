@@ -34,6 +34,8 @@ pub enum Undecoded {
     WppMessage,
     /// The event's TraceLogging metadata cannot be read.
     BadTraceLoggingMetadata(&'static str),
+    /// Decoding was not asked for (raw output).
+    NotDecoded,
 }
 
 impl Undecoded {
@@ -45,6 +47,7 @@ impl Undecoded {
             Undecoded::PayloadMismatch(_) => "payload does not match the schema",
             Undecoded::WppMessage => "WPP message without TMF",
             Undecoded::BadTraceLoggingMetadata(_) => "bad TraceLogging metadata",
+            Undecoded::NotDecoded => "not decoded (raw)",
         }
     }
 }
@@ -333,35 +336,53 @@ impl Schemas {
 
     /// Learns the schemas a trace carries outside its events' own metadata:
     /// TRACE_EVENT_INFO that a merge embedded (KernelTraceControl MetaData
-    /// events) and EventSource manifests (event 0xFFFE). Reads every buffer
-    /// once, in file order (chunks of one manifest come from one thread, in
-    /// order). Returns what could not be read.
+    /// events) and EventSource manifests (event 0xFFFE). The buffers are
+    /// searched in parallel; what is found is then read in file order (chunks
+    /// of one manifest come from one thread, in order). Returns what could
+    /// not be read.
     pub fn learn(&mut self, trace: &nettrail_etl::Trace<'_>) -> Vec<String> {
+        use rayon::prelude::*;
+
         use crate::sources::event_info::EmbeddedMetadata;
         use crate::sources::eventsource::EventSourceManifests;
         const METADATA_CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
+        enum Found {
+            EventInfo(Vec<u8>),
+            EventMapInfo(Vec<u8>),
+            ManifestChunk(Guid, Vec<u8>),
+        }
+        let found: Vec<Vec<Found>> = trace
+            .buffers()
+            .par_iter()
+            .map_init(Vec::new, |scratch, info| {
+                let contents = trace.contents(info, scratch);
+                let mut found = Vec::new();
+                for item in trace.records(info, &contents) {
+                    let Ok((_, record)) = item else { break };
+                    if record.kind.is_classic() && record.provider == METADATA_CLASS {
+                        match record.opcode {
+                            32 => found.push(Found::EventInfo(record.payload.to_vec())),
+                            33 => found.push(Found::EventMapInfo(record.payload.to_vec())),
+                            _ => {}
+                        }
+                    } else if record.kind.is_event_header() && record.id == 0xFFFE {
+                        found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
+                    }
+                }
+                found
+            })
+            .collect();
         let mut embedded = EmbeddedMetadata::new();
         let mut manifests = EventSourceManifests::new();
         let mut problems = Vec::new();
-        let mut scratch = Vec::new();
-        for info in trace.buffers() {
-            let contents = trace.contents(info, &mut scratch);
-            for item in trace.records(info, &contents) {
-                let Ok((_, record)) = item else { break };
-                let result = if record.kind.is_classic() && record.provider == METADATA_CLASS {
-                    match record.opcode {
-                        32 => embedded.add_event_info(record.payload),
-                        33 => embedded.add_event_map_info(record.payload),
-                        _ => Ok(()),
-                    }
-                } else if record.kind.is_event_header() && record.id == 0xFFFE {
-                    manifests.add_chunk(record.provider, record.payload)
-                } else {
-                    Ok(())
-                };
-                if let Err(e) = result {
-                    problems.push(e);
-                }
+        for item in found.into_iter().flatten() {
+            let result = match item {
+                Found::EventInfo(payload) => embedded.add_event_info(&payload),
+                Found::EventMapInfo(payload) => embedded.add_event_map_info(&payload),
+                Found::ManifestChunk(provider, payload) => manifests.add_chunk(provider, &payload),
+            };
+            if let Err(e) = result {
+                problems.push(e);
             }
         }
         self.invalidate();

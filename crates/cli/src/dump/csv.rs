@@ -2,7 +2,7 @@
 //! (the number of properties differs between events, as in `tracerpt`'s CSV).
 //! Quoting follows RFC 4180.
 
-use nettrail_decode::format;
+use nettrail_decode::{Undecoded, format};
 
 use super::view::View;
 
@@ -55,7 +55,9 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         out.push(',');
         cell(out, &text);
     }
-    if let Err(why) = v.schema {
+    if let Err(why) = v.schema
+        && *why != Undecoded::NotDecoded
+    {
         out.push(',');
         cell(out, &format!("undecoded={why}"));
     }

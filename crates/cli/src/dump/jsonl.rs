@@ -15,9 +15,12 @@ fn opt_str(out: &mut Vec<u8>, key: &[u8], value: Option<&str>) {
     }
 }
 
+/// Writes one event; `raw` leaves out everything a schema would add (names,
+/// message, properties).
 pub fn write(
     out: &mut Vec<u8>,
     v: &View<'_, '_>,
+    raw: bool,
     utc: &mut UtcText,
     provider_fields: &mut Option<(nettrail_etl::Guid, Vec<u8>)>,
 ) {
@@ -38,7 +41,9 @@ pub fn write(
             *provider_fields = Some((e.provider, fields));
         }
     }
-    opt_str(out, b",\"event_name\":", v.names.event.as_deref());
+    if !raw {
+        opt_str(out, b",\"event_name\":", v.names.event.as_deref());
+    }
     out.extend_from_slice(b",\"kind\":\"");
     out.extend_from_slice(e.kind.name().as_bytes());
     out.extend_from_slice(b"\",\"id\":");
@@ -47,26 +52,37 @@ pub fn write(
     json::uint(out, e.version);
     out.extend_from_slice(b",\"opcode\":");
     json::uint(out, e.opcode);
-    opt_str(out, b",\"opcode_name\":", v.names.opcode.as_deref());
+    if !raw {
+        opt_str(out, b",\"opcode_name\":", v.names.opcode.as_deref());
+    }
     out.extend_from_slice(b",\"task\":");
     json::uint(out, e.task);
-    opt_str(out, b",\"task_name\":", v.names.task.as_deref());
+    if !raw {
+        opt_str(out, b",\"task_name\":", v.names.task.as_deref());
+    }
     out.extend_from_slice(b",\"level\":");
     json::uint(out, e.level);
-    opt_str(out, b",\"level_name\":", v.names.level.as_deref());
+    if !raw {
+        opt_str(out, b",\"level_name\":", v.names.level.as_deref());
+    }
     out.extend_from_slice(b",\"channel\":");
     json::uint(out, e.channel);
-    opt_str(out, b",\"channel_name\":", v.names.channel.as_deref());
+    if !raw {
+        opt_str(out, b",\"channel_name\":", v.names.channel.as_deref());
+    }
     out.extend_from_slice(b",\"keywords\":");
     json::hex(out, e.keywords);
-    out.extend_from_slice(b",\"keyword_names\":[");
-    for (i, k) in v.names.keywords.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+    if !raw {
+        out.extend_from_slice(b",\"keyword_names\":[");
+        for (i, k) in v.names.keywords.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json::string(out, k);
         }
-        json::string(out, k);
+        out.push(b']');
     }
-    out.extend_from_slice(b"],\"pid\":");
+    out.extend_from_slice(b",\"pid\":");
     json::opt_uint(out, e.process_id);
     out.extend_from_slice(b",\"tid\":");
     json::opt_uint(out, e.thread_id);
@@ -104,6 +120,8 @@ pub fn write(
             }
             out.push(b'}');
         }
+        // Raw output carries the record's fields only.
+        Err(nettrail_decode::Undecoded::NotDecoded) => {}
         Err(why) => {
             out.extend_from_slice(b",\"undecoded\":");
             json::string(out, &why.to_string());

@@ -59,6 +59,10 @@ pub struct Args {
     /// Stop after this many events.
     #[arg(long)]
     limit: Option<u64>,
+    /// Do not decode: only each record's own fields (fastest; to look at
+    /// events as stored).
+    #[arg(long)]
+    raw: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -106,7 +110,12 @@ fn format_chunk(
         };
         let Some(event) = stream.event(*r) else { continue };
         let filetime = clock.to_filetime(event.timestamp);
-        let decoded = schemas.decode_cached(&mut cache, &event.record, &mut values);
+        let decoded = if args.raw {
+            values.clear();
+            Err(nettrail_decode::Undecoded::NotDecoded)
+        } else {
+            schemas.decode_cached(&mut cache, &event.record, &mut values)
+        };
         if decoded.is_err() {
             values.clear();
         }
@@ -116,7 +125,7 @@ fn format_chunk(
         }
         let view = View { event: &event, schema: decoded.as_ref().copied(), values: &values, names: &names, filetime };
         match args.format {
-            Format::Jsonl => jsonl::write(text, &view, &mut utc, &mut provider_fields),
+            Format::Jsonl => jsonl::write(text, &view, args.raw, &mut utc, &mut provider_fields),
             Format::Xml | Format::Csv | Format::Text => {
                 line.clear();
                 match args.format {
@@ -149,7 +158,8 @@ fn first_events<'t>(text: &'t [u8], n: u64, end: &[u8]) -> &'t [u8] {
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let trace = crate::parse(&args.trace, &file)?;
-    let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
+    let schemas =
+        if args.raw { Schemas::new() } else { crate::schemas::for_trace(&args.trace, &trace, &args.manifest)? };
     let clock = *trace.clock();
     let filter = Filter::new(
         &args.provider,

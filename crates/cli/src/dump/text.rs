@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use nettrail_decode::format;
+use nettrail_decode::{Undecoded, format};
 
 use super::view::View;
 
@@ -87,7 +87,9 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
                     out.push(' ');
                     format::text(f, value, e.pointer_size, out);
                 }
-                if let Err(why) = v.schema {
+                if let Err(why) = v.schema
+                    && *why != Undecoded::NotDecoded
+                {
                     let _ = write!(out, "undecoded: {why}");
                 }
             }
