@@ -4,29 +4,7 @@
 use nettrail_etl::{FileTime, Guid, UtcText};
 
 pub fn string(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1F => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if escape.is_empty() {
-            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-        } else {
-            out.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    nettrail_decode::format::json_string(out, s);
 }
 
 pub fn uint(out: &mut Vec<u8>, v: impl itoa::Integer) {
