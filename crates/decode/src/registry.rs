@@ -354,23 +354,27 @@ impl Schemas {
         let found: Vec<Vec<Found>> = trace
             .buffers()
             .par_iter()
-            .map_init(Vec::new, |scratch, info| {
-                let contents = trace.contents(info, scratch);
-                let mut found = Vec::new();
-                for item in trace.records(info, &contents) {
-                    let Ok((_, record)) = item else { break };
-                    if record.kind.is_classic() && record.provider == METADATA_CLASS {
-                        match record.opcode {
-                            32 => found.push(Found::EventInfo(record.payload.to_vec())),
-                            33 => found.push(Found::EventMapInfo(record.payload.to_vec())),
-                            _ => {}
+            .map_init(
+                || (Vec::new(), nettrail_etl::Releaser::new(trace)),
+                |(scratch, releaser), info| {
+                    let contents = trace.contents(info, scratch);
+                    let mut found = Vec::new();
+                    for item in trace.records(info, &contents) {
+                        let Ok((_, record)) = item else { break };
+                        if record.kind.is_classic() && record.provider == METADATA_CLASS {
+                            match record.opcode {
+                                32 => found.push(Found::EventInfo(record.payload.to_vec())),
+                                33 => found.push(Found::EventMapInfo(record.payload.to_vec())),
+                                _ => {}
+                            }
+                        } else if record.kind.is_event_header() && record.id == 0xFFFE {
+                            found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
                         }
-                    } else if record.kind.is_event_header() && record.id == 0xFFFE {
-                        found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
                     }
-                }
-                found
-            })
+                    releaser.done(info);
+                    found
+                },
+            )
             .collect();
         let mut embedded = EmbeddedMetadata::new();
         let mut manifests = EventSourceManifests::new();

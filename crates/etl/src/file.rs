@@ -44,4 +44,29 @@ impl TraceFile {
             Bytes::Read(v) => v,
         }
     }
+
+    /// Lets the OS drop the pages of `range` from this process: a reader
+    /// done with a part of a large trace keeps its resident memory small.
+    /// The bytes stay readable (they are read from the file again if
+    /// touched). Does nothing for a file read into memory, or off Unix.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Bytes::Mapped(m) = &self.bytes {
+            let end = range.end.min(m.len());
+            if range.start < end {
+                // SAFETY: the map is a read-only shared mapping of a file.
+                // MADV_DONTNEED only unmaps its pages from this process; a
+                // later read of any byte of the range faults the page in from
+                // the file again, with the same contents. Borrows of the bytes
+                // stay valid and see the same values (as long as the file is
+                // not rewritten, which `open`'s note covers).
+                #[allow(unsafe_code)]
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, end - range.start)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
 }

@@ -48,4 +48,4 @@ pub use logfile::LogfileHeader;
 pub use merge::{Event, EventRef, EventStream};
 pub use record::{HeaderKind, Record};
 pub use summary::{ProviderSummary, Summary};
-pub use trace::{BufferContents, BufferInfo, BufferRecords, Trace};
+pub use trace::{BufferContents, BufferInfo, BufferRecords, Releaser, Trace};

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Location};
 use crate::record::{Record, parse_record};
-use crate::trace::{BufferInfo, BufferRecords, Trace, decompress_buffer, uncompressed_contents};
+use crate::trace::{BufferInfo, BufferRecords, Releaser, Trace, decompress_buffer, uncompressed_contents};
 
 /// A record with where it was found.
 #[derive(Clone, Copy, Debug)]
@@ -134,6 +134,8 @@ pub struct EventStream<'t, 'd> {
     slots: Vec<Option<LoadedBuffer<'d>>>,
     /// Buffers whose last record was handed out; freed on the next advance.
     retired: Vec<u32>,
+    /// Pages of finished buffers go back to the OS (for a trace opened from a file).
+    releaser: Releaser<'t, 'd>,
     pending_errors: VecDeque<Error>,
     walk_error: Option<Error>,
 }
@@ -168,6 +170,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             heap: BinaryHeap::new(),
             slots,
             retired: Vec::new(),
+            releaser: Releaser::new(trace),
             pending_errors: VecDeque::new(),
             walk_error: trace.walk_error().cloned(),
         }
@@ -219,6 +222,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             Some(&(ts, _)) => self.heap.push(Reverse((ts, position as u32))),
             None => {
                 self.pending_errors.extend(buffer.errors.drain(..));
+                self.releaser.done(&buffer.info);
                 self.slots[position] = None;
             }
         }
@@ -228,8 +232,10 @@ impl<'t, 'd> EventStream<'t, 'd> {
     /// this call must not be used after it (the borrow checker enforces it).
     fn release(&mut self) {
         for position in self.retired.drain(..) {
-            if let Some(slot) = self.slots.get_mut(position as usize) {
-                *slot = None;
+            if let Some(slot) = self.slots.get_mut(position as usize)
+                && let Some(buffer) = slot.take()
+            {
+                self.releaser.done(&buffer.info);
             }
         }
     }

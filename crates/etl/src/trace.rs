@@ -4,6 +4,7 @@
 use crate::buffer::{BUFFER_HEADER_SIZE, BufferHeader, BufferWalk, MAX_BUFFER_SIZE};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Location, Result};
+use crate::file::TraceFile;
 use crate::logfile::{LogfileHeader, fixed_size};
 use crate::record::{Record, parse_record, peek_timestamp};
 use crate::xpress;
@@ -63,12 +64,65 @@ impl BufferInfo {
 #[derive(Debug)]
 pub struct Trace<'data> {
     data: &'data [u8],
+    /// The mapped file, when the trace was opened from one: pages of the
+    /// buffers read are handed back as reading goes, so resident memory
+    /// stays small on large traces.
+    file: Option<&'data TraceFile>,
     header: LogfileHeader,
     header_timestamp: u64,
     clock: Clock,
     pointer_size: u8,
     buffers: Vec<BufferInfo>,
     walk_error: Option<Error>,
+}
+
+/// Gathers the file ranges of buffers a reader is done with, and releases
+/// them ([`Trace::release`]) in large contiguous steps, the rest when dropped.
+#[derive(Debug)]
+pub struct Releaser<'t, 'd> {
+    trace: &'t Trace<'d>,
+    pending: Option<std::ops::Range<usize>>,
+}
+
+impl<'t, 'd> Releaser<'t, 'd> {
+    /// Releases are made in steps of at least this many bytes.
+    const STEP: usize = 16 << 20;
+
+    pub fn new(trace: &'t Trace<'d>) -> Self {
+        Releaser { trace, pending: None }
+    }
+
+    /// The reader is done with this buffer.
+    pub fn done(&mut self, info: &BufferInfo) {
+        if self.trace.file.is_none() {
+            return;
+        }
+        let start = info.offset as usize;
+        let range = start..start + info.header.buffer_size as usize;
+        match &mut self.pending {
+            Some(p) if p.end == range.start => p.end = range.end,
+            Some(p) if range.end == p.start => p.start = range.start,
+            _ => {
+                self.flush();
+                self.pending = Some(range);
+            }
+        }
+        if self.pending.as_ref().is_some_and(|p| p.len() >= Self::STEP) {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(p) = self.pending.take() {
+            self.trace.release(p);
+        }
+    }
+}
+
+impl Drop for Releaser<'_, '_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 /// The bytes of one buffer as records are read from them: the buffer image
@@ -86,6 +140,19 @@ impl<'data> Trace<'data> {
     /// file has no readable trace header; damage later in the file is kept in
     /// [`Trace::walk_error`] and reported after the good buffers before it.
     pub fn parse(data: &'data [u8]) -> Result<Trace<'data>> {
+        Trace::parse_from(data, None)
+    }
+
+    /// [`Trace::parse`] of a file's bytes; buffers read by this trace's
+    /// readers (the merge, and [`Trace::contents`] users that call
+    /// [`Trace::release_buffer`]) give their pages back to the OS.
+    pub fn open(file: &'data TraceFile) -> Result<Trace<'data>> {
+        Trace::parse_from(file.bytes(), Some(file))
+    }
+
+    fn parse_from(data: &'data [u8], file: Option<&'data TraceFile>) -> Result<Trace<'data>> {
+        /// The walk hands back the pages of the headers it read in steps of this size.
+        const RELEASE_STEP: usize = 64 << 20;
         let mut walk = BufferWalk::new(data);
         let too_small =
             || Error { location: Location::default(), kind: ErrorKind::FileTooSmall { len: data.len() as u64 } };
@@ -125,17 +192,38 @@ impl<'data> Trace<'data> {
 
         let mut buffers = vec![first_info];
         let mut walk_error = None;
+        let mut released = 0;
         for buffer in walk {
             match buffer {
                 Ok(b) => {
                     let mut info = BufferInfo::new(&b);
                     info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
+                    let at = info.offset as usize;
                     buffers.push(info);
+                    if let Some(file) = file
+                        && at - released >= RELEASE_STEP
+                    {
+                        file.release(released..at);
+                        released = at;
+                    }
                 }
                 Err(e) => walk_error = Some(e),
             }
         }
-        Ok(Trace { data, header, header_timestamp, clock, pointer_size, buffers, walk_error })
+        if let Some(file) = file {
+            file.release(released..data.len());
+        }
+        Ok(Trace { data, file, header, header_timestamp, clock, pointer_size, buffers, walk_error })
+    }
+
+    /// Tells the OS these bytes will not be read again soon (only for a
+    /// trace opened from a mapped file; the bytes stay readable). Each call
+    /// is a system call: gather buffers with [`Releaser`] rather than
+    /// releasing them one by one.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Some(file) = self.file {
+            file.release(range);
+        }
     }
 
     pub fn data(&self) -> &'data [u8] {
