@@ -1,5 +1,6 @@
-//! A fast hasher for the small, trusted keys of schema tables (SchemaKey):
-//! the multiply-rotate scheme rustc uses internally (FxHash). Keys come from
+//! A fast hasher for the small keys of tables built from trace records
+//! (schema keys here; pointers, addresses and ids in the network model): the
+//! multiply-rotate scheme rustc uses internally (FxHash). Keys come from
 //! trace records, but a collision costs only a slower lookup, never a wrong
 //! answer.
 

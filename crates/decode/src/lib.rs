@@ -11,7 +11,7 @@
 
 pub mod builtin;
 mod coverage;
-mod fasthash;
+pub mod fasthash;
 pub mod format;
 pub mod intype;
 pub mod layouts;
