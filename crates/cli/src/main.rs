@@ -7,6 +7,7 @@ mod info;
 mod json;
 mod progress;
 mod schemas;
+mod tables;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -31,6 +32,14 @@ enum Command {
     Info(info::Args),
     /// Print every event of a trace in time order, one line each.
     Dump(dump::Args),
+    /// Network requests: one row per request or connection, at its highest layer.
+    Requests(tables::Args),
+    /// Every TCP connection and UDP flow, with bytes, retransmits and state.
+    Connections(tables::Args),
+    /// DNS lookups (name, answers, process, time) and the DNS servers of each interface.
+    Dns(tables::Args),
+    /// Http.sys server requests: one row per request.
+    HttpServer(tables::Args),
 }
 
 /// How a command ended, as an exit code: 0 success, 1 nothing could be read
@@ -47,6 +56,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info(args) => info::run(args, cli.quiet),
         Command::Dump(args) => dump::run(args, cli.quiet),
+        Command::Requests(args) => tables::run(tables::Table::Requests, args, cli.quiet),
+        Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),
+        Command::Dns(args) => tables::run(tables::Table::Dns, args, cli.quiet),
+        Command::HttpServer(args) => tables::run(tables::Table::HttpServer, args, cli.quiet),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -71,7 +84,7 @@ fn open(path: &Path) -> anyhow::Result<TraceFile> {
 
 /// Parses a trace's header and buffer index; errors name the file.
 fn parse<'a>(path: &Path, file: &'a TraceFile) -> anyhow::Result<Trace<'a>> {
-    Trace::parse(file.bytes()).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    Trace::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// Reports damage found in a trace on stderr, naming the file.

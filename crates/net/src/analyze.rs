@@ -1,0 +1,103 @@
+//! One pass over a trace: events come from the merge in batches; each batch
+//! is decoded and read in parallel (only the providers the model knows are
+//! decoded at all), then applied to the model in time order.
+
+use nettrail_decode::{LookupCache, Schemas, Value};
+use nettrail_etl::{Clock, Error, EventRef, EventStream, Trace};
+use rayon::prelude::*;
+
+use crate::event::{Head, Props};
+use crate::model::Network;
+use crate::providers::{NetEvent, extract, source_of};
+
+const BATCH: usize = 64 * 1024;
+const CHUNK: usize = 4096;
+
+/// The model of a trace, and the damage met on the way (events after damage
+/// in a buffer are lost; everything before it was used).
+#[derive(Debug)]
+pub struct Analysis {
+    pub network: Network,
+    pub damage: Vec<Error>,
+}
+
+fn read_chunk(
+    stream: &EventStream<'_, '_>,
+    items: &[Result<EventRef, Error>],
+    schemas: &Schemas,
+    clock: &Clock,
+) -> Vec<NetEvent> {
+    let mut out = Vec::new();
+    let mut values: Vec<Value<'_>> = Vec::new();
+    let mut cache = LookupCache::default();
+    for r in items.iter().flatten() {
+        let Some(event) = stream.event(*r) else { continue };
+        let Some(source) = source_of(&event.provider) else { continue };
+        let Ok(schema) = schemas.decode_cached(&mut cache, &event.record, &mut values) else { continue };
+        let head = Head {
+            time: clock.to_filetime(event.timestamp),
+            pid: event.process_id,
+            tid: event.thread_id,
+            activity: event.activity_id,
+            related: event.extended.related_activity_id().unwrap_or_default(),
+        };
+        let props = Props::new(&schema.fields, &values);
+        if let Some(body) = extract(source, &event.record, &props) {
+            out.push(NetEvent { head, body });
+        }
+    }
+    out
+}
+
+/// Builds the network model of a trace. `progress` is told the raw
+/// timestamp the merge has reached after each batch.
+///
+/// Reading (merge, decode) and applying overlap: the model is built on its
+/// own thread from batches handed over a short queue, so the sequential
+/// merge and the sequential model each get a core.
+pub fn analyze(trace: &Trace<'_>, schemas: &Schemas, progress: &mut dyn FnMut(u64)) -> Analysis {
+    let clock = trace.clock();
+    let mut damage = Vec::new();
+    let mut last_raw = trace.header_timestamp();
+    let network = std::thread::scope(|scope| {
+        let (to_model, batches) = std::sync::mpsc::sync_channel::<Vec<Vec<NetEvent>>>(2);
+        let start = clock.to_filetime(trace.header_timestamp());
+        let model = scope.spawn(move || {
+            let mut network = Network::new(start);
+            for chunks in batches {
+                for event in chunks.into_iter().flatten() {
+                    network.apply(event);
+                }
+            }
+            network
+        });
+        let mut stream = trace.events();
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            stream.next_batch(BATCH, &mut batch);
+            if batch.is_empty() {
+                break;
+            }
+            for item in &batch {
+                match item {
+                    Ok(r) => last_raw = last_raw.max(r.timestamp),
+                    Err(e) => damage.push(e.clone()),
+                }
+            }
+            let stream_ref = &stream;
+            let chunks: Vec<Vec<NetEvent>> =
+                batch.par_chunks(CHUNK).map(|items| read_chunk(stream_ref, items, schemas, clock)).collect();
+            if to_model.send(chunks).is_err() {
+                break;
+            }
+            progress(last_raw);
+        }
+        drop(to_model);
+        // The model thread only applies events; it cannot fail but by a bug.
+        model.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    let mut network = network;
+    network.trace_end = network.trace_end.max(clock.to_filetime(last_raw));
+    Analysis { network, damage }
+}

@@ -1,0 +1,135 @@
+//! The network model: every layer's table, built by applying events one at a
+//! time in time order. Each provider module adds its `on_…` handler; the
+//! joins across layers that need the whole picture happen in [`crate::report`].
+
+use nettrail_decode::fasthash::FastMap;
+
+use nettrail_etl::Guid;
+
+use crate::dns::Dns;
+use crate::event::{Head, Time};
+use crate::processes::Processes;
+use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, webio, wininet};
+use crate::transport::Connections;
+use crate::winsock::Sockets;
+
+/// The events of one activity id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Activity {
+    pub first: Time,
+    pub last: Time,
+    pub events: u64,
+    /// The activity that started it (its events' related activity id).
+    pub parent: Option<Guid>,
+}
+
+/// Network events grouped by activity id, with the related-activity links
+/// that chain a request's activities together.
+#[derive(Debug, Default)]
+pub struct Activities {
+    map: FastMap<Guid, Activity>,
+}
+
+impl Activities {
+    fn record(&mut self, head: &Head) {
+        if head.activity.is_zero() {
+            return;
+        }
+        let a = self.map.entry(head.activity).or_insert(Activity {
+            first: head.time,
+            last: head.time,
+            events: 0,
+            parent: None,
+        });
+        a.events += 1;
+        a.last = a.last.max(head.time);
+        if a.parent.is_none() && !head.related.is_zero() && head.related != head.activity {
+            a.parent = Some(head.related);
+        }
+    }
+
+    pub fn get(&self, id: &Guid) -> Option<&Activity> {
+        self.map.get(id)
+    }
+
+    /// An activity and every activity descending from it, parents first.
+    pub fn family(&self, root: Guid) -> Vec<Guid> {
+        let mut out = vec![root];
+        let mut i = 0;
+        while i < out.len() {
+            let parent = out[i];
+            let mut children: Vec<(Time, Guid)> =
+                self.map.iter().filter(|(_, a)| a.parent == Some(parent)).map(|(g, a)| (a.first, *g)).collect();
+            children.sort();
+            for (_, g) in children {
+                if !out.contains(&g) {
+                    out.push(g);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// Everything the trace says about network activity.
+#[derive(Debug, Default)]
+pub struct Network {
+    pub processes: Processes,
+    pub connections: Connections,
+    pub sockets: Sockets,
+    pub dns: Dns,
+    pub wininet: wininet::WinInet,
+    pub webio: webio::WebIo,
+    pub http_server: httpsys::HttpServer,
+    pub ldap: ldap::Ldap,
+    pub activities: Activities,
+    /// The trace's start (its header) and its last event: objects still
+    /// open at the end are closed there.
+    pub trace_start: Time,
+    pub trace_end: Time,
+    /// Events the model used.
+    pub events: u64,
+    pub(crate) dns_client: dns_client::State,
+    pub(crate) nameres: nameres::State,
+}
+
+impl Network {
+    pub fn new(trace_start: Time) -> Network {
+        Network { trace_start, trace_end: trace_start, ..Network::default() }
+    }
+
+    pub(crate) fn apply(&mut self, event: NetEvent) {
+        let head = event.head;
+        self.events += 1;
+        self.trace_end = self.trace_end.max(head.time);
+        if !matches!(event.body, Body::Process(_)) {
+            self.activities.record(&head);
+        }
+        match event.body {
+            Body::Process(e) => self.processes.apply(head.time, e),
+            Body::KernelNet(e) => self.on_kernel_net(&head, e),
+            Body::Tcpip(e) => self.on_tcpip(&head, e),
+            Body::Afd(e) => self.on_afd(&head, e),
+            Body::DnsClient(e) => self.on_dns_client(&head, e),
+            Body::NameRes(e) => self.on_nameres(&head, e),
+            Body::WinInet(e) => self.on_wininet(&head, e),
+            Body::WebIo(e) => self.on_webio(&head, e),
+            Body::HttpSys(e) => self.on_httpsys(&head, e),
+            Body::Ldap(e) => self.on_ldap(&head, e),
+        }
+    }
+
+    /// The name of the process with this id at `time`, if the trace knows it.
+    pub fn process_name(&self, pid: Option<u32>, time: Time) -> Option<&str> {
+        self.processes.name(pid?, time)
+    }
+}

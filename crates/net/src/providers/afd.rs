@@ -1,0 +1,223 @@
+//! Microsoft-Windows-Winsock-AFD: sockets from create to close (bind,
+//! connect, accept, send and receive, datagrams per peer).
+//!
+//! Every event names AFD's `Process` handle and `Endpoint`; the header PID is
+//! often another process's (completions run anywhere), so the PID comes from
+//! a handle → PID map learned at AfdCreate, whose payload and header are the
+//! creating process's. Events come in enter/exit pairs (`EnterExit` 0/1):
+//! sizes are counted once, from the phase that has them. Two send code paths
+//! (`Location` 3073 and 3024: buffered and batched completions) repeat bytes
+//! already counted, and are skipped.
+
+use crate::address::Endpoint;
+use crate::event::{Head, Props};
+use crate::model::Network;
+use crate::winsock::{SockId, SockOrigin, Socket};
+
+/// Send locations whose bytes were already counted by another event.
+const DOUBLE_COUNTED_SENDS: [u32; 2] = [3073, 3024];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// 1000 AfdCreate.
+    Create { family: Option<u16>, socket_type: Option<u32>, protocol: Option<u32>, pid: Option<u32> },
+    /// 1001 AfdClose.
+    Close,
+    /// 1030 AfdBindWithAddress.
+    Bind { address: Option<Endpoint> },
+    /// 1018 AfdConnectWithAddress / 1021 AfdConnectExWithAddress.
+    Connect { address: Option<Endpoint>, ex: bool },
+    /// 1027 AfdAcceptExWithAddress: `Endpoint` is the listener.
+    Accept { address: Option<Endpoint>, accepted: u64 },
+    /// 1003 AfdSend / 1004 AfdReceive.
+    Transfer { sent: bool, bytes: u64 },
+    /// 1013 AfdSendMessageWithAddress / 1009, 1015 AfdReceive{From,Message}WithAddress.
+    Datagram { sent: bool, bytes: u64, peer: Option<Endpoint> },
+    /// 1032 AfdAbort.
+    Abort,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Event {
+    kind: Kind,
+    exit: bool,
+    location: u32,
+    process: u64,
+    endpoint: u64,
+    status: Option<u32>,
+}
+
+pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
+    let exit = props.u64("EnterExit")? != 0;
+    let address = || props.sockaddr("Address");
+    let bytes = || props.u64("BufferLength").unwrap_or(0);
+    let kind = match id {
+        1000 => Kind::Create {
+            family: props.u32("AddressFamily").map(|f| f as u16),
+            socket_type: props.u32("SocketType"),
+            protocol: props.u32("Protocol"),
+            pid: props.u32("ProcessId").filter(|&p| p != 0),
+        },
+        1001 => Kind::Close,
+        1030 => Kind::Bind { address: address() },
+        1018 | 1021 => Kind::Connect { address: address(), ex: id == 1021 },
+        1027 => Kind::Accept { address: address(), accepted: props.u64("AcceptEndpoint")? },
+        1003 | 1004 => Kind::Transfer { sent: id == 1003, bytes: bytes() },
+        1013 | 1009 | 1015 => Kind::Datagram { sent: id == 1013, bytes: bytes(), peer: address() },
+        1032 => Kind::Abort,
+        _ => return None,
+    };
+    Some(Event {
+        kind,
+        exit,
+        location: props.u32("Location").unwrap_or(0),
+        process: props.u64("Process")?,
+        endpoint: props.u64("Endpoint")?,
+        status: props.u32("Status").filter(|&s| s != 0),
+    })
+}
+
+impl Network {
+    pub(crate) fn on_afd(&mut self, head: &Head, e: Event) {
+        let t = head.time;
+        let tid = Head::known(head.tid);
+        if let Kind::Create { family, socket_type, protocol, pid } = e.kind {
+            // The create runs in the creating process: payload, else header.
+            let pid = pid.or(Head::known(head.pid));
+            if let Some(pid) = pid {
+                self.sockets.learn_pid(e.process, pid);
+            }
+            let id = match self.sockets.open(e.process, e.endpoint) {
+                // The exit half of the create pair.
+                Some(id) if self.sockets.get(id).origin == SockOrigin::Created && self.sockets.get(id).created == t => {
+                    id
+                }
+                Some(id) if e.exit && self.sockets.get(id).origin == SockOrigin::Created => id,
+                Some(old) => {
+                    self.sockets.close(old, t, None);
+                    self.new_socket(SockOrigin::Created, &e, t, pid)
+                }
+                None => self.new_socket(SockOrigin::Created, &e, t, pid),
+            };
+            let s = self.sockets.get_mut(id);
+            s.family = s.family.or(family);
+            s.socket_type = s.socket_type.or(socket_type);
+            s.protocol = s.protocol.or(protocol);
+            s.create_tid = s.create_tid.or(tid);
+            s.used_by(tid, t);
+            if let Some(status) = e.status {
+                s.status = Some(status);
+            }
+            return;
+        }
+        let id = match (&e.kind, self.sockets.open(e.process, e.endpoint)) {
+            (_, Some(id)) => id,
+            // A close or abort of a socket never seen: nothing to rebuild.
+            (Kind::Close | Kind::Abort, None) => return,
+            (_, None) => {
+                let pid = self.sockets.pid_of(e.process).or(Head::known(head.pid));
+                self.new_socket(SockOrigin::Restored, &e, t, pid)
+            }
+        };
+        if let Some(status) = e.status {
+            self.sockets.get_mut(id).status = Some(status);
+        }
+        match e.kind {
+            Kind::Create { .. } => {}
+            Kind::Close => {
+                if e.exit || self.sockets.get(id).closed.is_none() {
+                    self.sockets.close(id, t, tid);
+                }
+            }
+            Kind::Bind { address } => {
+                if let Some(a) = address {
+                    self.sockets.set_local(id, a);
+                }
+                self.sockets.get_mut(id).used_by(tid, t);
+            }
+            Kind::Connect { address, ex } => {
+                let s = self.sockets.get_mut(id);
+                if let Some(a) = address.filter(|a| !a.is_empty()) {
+                    s.remote = Some(a);
+                }
+                s.connected.get_or_insert(t);
+                s.connect_tid = s.connect_tid.or(tid);
+                s.connect_ex |= ex;
+                s.used_by(tid, t);
+                self.ldap_socket_used(head, id);
+            }
+            Kind::Accept { address, accepted } => {
+                let listener_local = self.sockets.get(id).local;
+                let accepted_id = match self.sockets.open(e.process, accepted) {
+                    Some(a) => a,
+                    None => {
+                        let pid = self.sockets.get(id).pid;
+                        let mut s = Socket::new(SockOrigin::Accepted, e.process, accepted, t);
+                        s.pid = pid;
+                        self.sockets.add(s)
+                    }
+                };
+                if let Some(local) = listener_local {
+                    self.sockets.set_local(accepted_id, local);
+                }
+                let s = self.sockets.get_mut(accepted_id);
+                s.origin = SockOrigin::Accepted;
+                if let Some(a) = address {
+                    s.remote = Some(a);
+                }
+                s.connected.get_or_insert(t);
+                s.connect_tid = s.connect_tid.or(tid);
+                s.used_by(tid, t);
+            }
+            Kind::Transfer { sent, bytes } => {
+                let s = self.sockets.get_mut(id);
+                s.used_by(tid, t);
+                if !e.exit || (sent && DOUBLE_COUNTED_SENDS.contains(&e.location)) {
+                    return;
+                }
+                if sent {
+                    s.sent += bytes;
+                } else {
+                    s.received += bytes;
+                }
+                if sent {
+                    self.ldap_socket_used(head, id);
+                }
+            }
+            Kind::Datagram { sent, bytes, peer } => {
+                // Sends are counted as they are posted (enter), receives as
+                // they complete (exit), where the size is known.
+                let counted = if sent { !e.exit } else { e.exit };
+                let s = self.sockets.get_mut(id);
+                s.used_by(tid, t);
+                if let (true, Some(peer)) = (counted, peer) {
+                    let p = s.peer_mut(peer, t);
+                    p.last = t;
+                    if let Some(tid) = tid
+                        && !p.threads.contains(&tid)
+                    {
+                        p.threads.push(tid);
+                    }
+                    if sent {
+                        p.sent += bytes;
+                    } else {
+                        p.received += bytes;
+                    }
+                }
+                if sent {
+                    self.ldap_socket_used(head, id);
+                }
+            }
+            Kind::Abort => {
+                let s = self.sockets.get_mut(id);
+                s.used_by(tid, t);
+            }
+        }
+    }
+
+    fn new_socket(&mut self, origin: SockOrigin, e: &Event, t: crate::event::Time, pid: Option<u32>) -> SockId {
+        let mut s = Socket::new(origin, e.process, e.endpoint, t);
+        s.pid = pid;
+        self.sockets.add(s)
+    }
+}

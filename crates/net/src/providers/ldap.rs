@@ -1,0 +1,116 @@
+//! Microsoft-Windows-LDAP-Client (Wldap32): directory operations as the
+//! client library logs them. Event 30 is a search, with its base, scope,
+//! filter, attributes and process; the provider's other events are debug
+//! text without a stable form and are not read.
+//!
+//! An operation is tied to the socket it went out on by adjacency: Wldap32
+//! sends the request on the calling thread right after logging it, so the
+//! next connect or send of the same process and thread is its socket.
+
+use nettrail_decode::fasthash::FastMap;
+
+use crate::event::{Head, Props, Time};
+use crate::model::Network;
+use crate::winsock::SockId;
+
+#[derive(Clone, Debug, Default)]
+pub struct Operation {
+    pub pid: Option<u32>,
+    pub tid: Option<u32>,
+    pub time: Time,
+    /// "SEARCH".
+    pub kind: &'static str,
+    pub base: Option<String>,
+    /// 0 base, 1 one level, 2 subtree.
+    pub scope: Option<u32>,
+    pub filter: Option<String>,
+    pub attributes: Option<String>,
+    pub socket: Option<SockId>,
+}
+
+impl Operation {
+    /// The operation as an LDAP URL (RFC 4516): `ldap://host:port/base?attributes?scope?filter`.
+    pub fn url(&self, host: Option<&str>) -> String {
+        let scope = match self.scope {
+            Some(0) => "base",
+            Some(1) => "one",
+            Some(2) => "sub",
+            _ => "",
+        };
+        format!(
+            "ldap://{}/{}?{}?{}?{}",
+            host.unwrap_or(""),
+            self.base.as_deref().unwrap_or(""),
+            self.attributes.as_deref().unwrap_or(""),
+            scope,
+            self.filter.as_deref().unwrap_or("")
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Event {
+    pid: Option<u32>,
+    base: Option<String>,
+    scope: Option<u32>,
+    filter: Option<String>,
+    attributes: Option<String>,
+}
+
+pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
+    (id == 30).then(|| Event {
+        pid: props.u32("ProcessId").filter(|&p| p != 0),
+        base: props.text("DistinguishedName"),
+        scope: props.u32("ScopeOfSearch"),
+        filter: props.text("SearchFilter"),
+        attributes: props.text("AttributeList"),
+    })
+}
+
+/// How long after an operation its socket activity may come.
+const ADJACENT: Time = 10_000_000;
+
+#[derive(Debug, Default)]
+pub struct Ldap {
+    pub operations: Vec<Operation>,
+    /// Operations waiting for their socket, by (pid, tid).
+    pending: FastMap<(Option<u32>, u32), usize>,
+}
+
+impl Network {
+    pub(crate) fn on_ldap(&mut self, head: &Head, e: Event) {
+        let pid = e.pid.or(Head::known(head.pid));
+        let tid = Head::known(head.tid);
+        let l = &mut self.ldap;
+        let i = l.operations.len();
+        l.operations.push(Operation {
+            pid,
+            tid,
+            time: head.time,
+            kind: "SEARCH",
+            base: e.base,
+            scope: e.scope,
+            filter: e.filter,
+            attributes: e.attributes,
+            socket: None,
+        });
+        if let Some(tid) = tid {
+            l.pending.insert((pid, tid), i);
+        }
+    }
+
+    /// A socket connected or sent on this thread: the pending operation went out on it.
+    pub(crate) fn ldap_socket_used(&mut self, head: &Head, socket: SockId) {
+        if self.ldap.pending.is_empty() {
+            return;
+        }
+        let Some(tid) = Head::known(head.tid) else { return };
+        let pid = self.sockets.get(socket).pid;
+        if let Some(i) = self.ldap.pending.remove(&(pid, tid)) {
+            let op = &mut self.ldap.operations[i];
+            if head.time - op.time <= ADJACENT {
+                op.socket = Some(socket);
+            }
+        }
+    }
+}

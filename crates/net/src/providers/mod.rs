@@ -1,0 +1,105 @@
+//! One module per provider: what its events mean for the network model
+//! (`extract`, run in parallel on decoded events) and how each changes the
+//! model (`Network::on_…`, applied in time order).
+
+pub(crate) mod afd;
+pub(crate) mod dns_client;
+pub(crate) mod httpsys;
+pub(crate) mod kernel_tcpip;
+pub(crate) mod ldap;
+pub(crate) mod nameres;
+pub(crate) mod process;
+pub(crate) mod tcpip;
+pub(crate) mod webio;
+pub(crate) mod wininet;
+
+use nettrail_etl::{Guid, Record};
+
+use crate::event::{Head, Props};
+use crate::transport::Transport;
+
+/// The providers the model reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    KernelProcess,
+    KernelThread,
+    KernelProcessProvider,
+    KernelTcpIp,
+    KernelUdpIp,
+    KernelNetwork,
+    Tcpip,
+    Afd,
+    DnsClient,
+    NameRes,
+    WinInet,
+    WebIo,
+    HttpService,
+    Ldap,
+}
+
+const SOURCES: [(Guid, Source); 14] = [
+    (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
+    (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
+    (Guid::parse_const("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716"), Source::KernelProcessProvider),
+    (Guid::parse_const("9a280ac0-c8e0-11d1-84e2-00c04fb998a2"), Source::KernelTcpIp),
+    (Guid::parse_const("bf3a50c5-a9c9-4988-a005-2df0b7c80f80"), Source::KernelUdpIp),
+    (Guid::parse_const("7dd42a49-5329-4832-8dfd-43d979153a88"), Source::KernelNetwork),
+    (Guid::parse_const("2f07e2ee-15db-40f1-90ef-9d7ba282188a"), Source::Tcpip),
+    (Guid::parse_const("e53c6823-7bb8-44bb-90dc-3f86090d48a6"), Source::Afd),
+    (Guid::parse_const("1c95126e-7eea-49a9-a3fe-a378b03ddb4d"), Source::DnsClient),
+    (Guid::parse_const("55404e71-4db9-4deb-a5f5-8f86e46dde56"), Source::NameRes),
+    (Guid::parse_const("43d1a55c-76d6-4f7e-995c-64c711e5cafe"), Source::WinInet),
+    (Guid::parse_const("50b3e73c-9370-461d-bb9f-26f32d68887d"), Source::WebIo),
+    (Guid::parse_const("dd5ef90a-6398-47a4-ad34-4dcecdef795f"), Source::HttpService),
+    (Guid::parse_const("099614a5-5dd7-4788-8bc9-e29f43db28fc"), Source::Ldap),
+];
+
+/// The model's reading of a record's provider (kernel records by event class).
+pub(crate) fn source_of(provider: &Guid) -> Option<Source> {
+    SOURCES.iter().find(|(g, _)| g == provider).map(|&(_, s)| s)
+}
+
+/// One event's meaning for the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Body {
+    Process(crate::processes::Event),
+    KernelNet(kernel_tcpip::Event),
+    Tcpip(tcpip::Event),
+    Afd(afd::Event),
+    DnsClient(dns_client::Event),
+    NameRes(nameres::Event),
+    WinInet(wininet::Event),
+    WebIo(webio::Event),
+    HttpSys(httpsys::Event),
+    Ldap(ldap::Event),
+}
+
+/// An event for the model: when, who, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NetEvent {
+    pub head: Head,
+    pub body: Body,
+}
+
+/// What a decoded record means for the model, if anything. Classic records
+/// are told apart by opcode, manifest ones by id.
+pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>) -> Option<Body> {
+    let op = record.opcode;
+    let id = record.id;
+    Some(match source {
+        Source::KernelProcess => Body::Process(process::extract_kernel_process(op, props)?),
+        Source::KernelThread => Body::Process(process::extract_kernel_thread(op, props)?),
+        Source::KernelProcessProvider => Body::Process(process::extract_kernel_process_provider(id, props)?),
+        Source::KernelTcpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Tcp), u16::from(op), props)?),
+        Source::KernelUdpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Udp), u16::from(op), props)?),
+        Source::KernelNetwork => Body::KernelNet(kernel_tcpip::extract(None, id, props)?),
+        Source::Tcpip => Body::Tcpip(tcpip::extract(id, props)?),
+        Source::Afd => Body::Afd(afd::extract(id, props)?),
+        Source::DnsClient => Body::DnsClient(dns_client::extract(id, props)?),
+        Source::NameRes => Body::NameRes(nameres::extract(id, props)?),
+        Source::WinInet => Body::WinInet(wininet::extract(id, props)?),
+        Source::WebIo => Body::WebIo(webio::extract(id, props)?),
+        Source::HttpService => Body::HttpSys(httpsys::extract(id, props)?),
+        Source::Ldap => Body::Ldap(ldap::extract(id, props)?),
+    })
+}

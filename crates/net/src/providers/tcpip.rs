@@ -1,0 +1,309 @@
+//! Microsoft-Windows-TCPIP: TCP connections by their TCB pointer (connect
+//! request, proceeding, complete, failure, accept, close, abort, shutdown,
+//! rundown of connections that predate the trace), the bytes TCP sent and
+//! received, and UDP datagrams by endpoint pointer and peer.
+//!
+//! Which PIDs to believe: the header PID of a connect request is the caller's
+//! (it runs synchronously on the caller's thread); elsewhere the header is
+//! whatever thread the stack ran on, so only payload `ProcessId`/`Pid` fields
+//! are trusted. Rundown events carry the recorder's PID in the header.
+
+use crate::address::Endpoint;
+use crate::event::{Head, Props, Time};
+use crate::model::Network;
+use crate::transport::{ConnId, Connection, Ending, Origin, Transport};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// 1002 TcpRequestConnect, on the caller's thread.
+    Request,
+    /// 1031 TcpConnectTcbProceeding.
+    Proceeding,
+    /// 1033 TcpConnectTcbComplete.
+    Complete,
+    /// 1034 TcpConnectTcbFailure.
+    Failure,
+    /// 1045 TcpConnectFailedTimeout (connect request timed out).
+    Timeout,
+    /// 1017 TcpAcceptListenerComplete.
+    Accept,
+    /// 1300 TcpConnectionRundown.
+    Rundown,
+    /// 1038 TcpCloseTcbRequest.
+    Close,
+    /// 1039 TcpAbortTcbRequest.
+    Abort,
+    /// 1043 TcpDisconnectTcbComplete.
+    Disconnected,
+    /// 1044 TcpShutdownTcb.
+    Shutdown,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    Tcb {
+        step: Step,
+        tcb: u64,
+        local: Option<Endpoint>,
+        remote: Option<Endpoint>,
+        pid: Option<u32>,
+        status: Option<u32>,
+    },
+    /// 1074 DataTransferReceive / 1332 DataTransferSend.
+    Data { tcb: u64, sent: bool, bytes: u64 },
+    /// 1159 TcpSendPosted: what a caller handed to TCP (on its thread).
+    SendPosted { tcb: u64, bytes: u64 },
+    /// 1156 TcpReceiveRequest.
+    ReceivePosted { tcb: u64 },
+    /// 1382: the DNS name a connection was made by.
+    Name { tcb: u64, name: String, remote: Option<Endpoint> },
+    /// 1169 / 1170 UdpEndpointSend/ReceiveMessages.
+    Udp { endpoint: u64, sent: bool, bytes: u64, local: Option<Endpoint>, remote: Option<Endpoint>, pid: Option<u32> },
+    /// 1397 UdpCloseEndpointBound.
+    UdpClose { endpoint: u64 },
+}
+
+pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
+    let tcb = || props.u64("Tcb");
+    let tcb_event = |step| {
+        Some(Event::Tcb {
+            step,
+            tcb: tcb()?,
+            local: props.sockaddr("LocalAddress"),
+            remote: props.sockaddr("RemoteAddress"),
+            pid: props.u32("ProcessId").or_else(|| props.u32("Pid")),
+            status: props.u32("Status").filter(|&s| s != 0),
+        })
+    };
+    match id {
+        1002 => tcb_event(Step::Request),
+        1031 => tcb_event(Step::Proceeding),
+        1033 => tcb_event(Step::Complete),
+        1034 => tcb_event(Step::Failure),
+        1045 => tcb_event(Step::Timeout),
+        1017 => tcb_event(Step::Accept),
+        1300 => tcb_event(Step::Rundown),
+        1038 => tcb_event(Step::Close),
+        1039 => tcb_event(Step::Abort),
+        1043 => tcb_event(Step::Disconnected),
+        1044 => tcb_event(Step::Shutdown),
+        1074 => Some(Event::Data { tcb: tcb()?, sent: false, bytes: props.u64("NumBytes")? }),
+        1332 => Some(Event::Data { tcb: tcb()?, sent: true, bytes: props.u64("BytesSent")? }),
+        1159 => Some(Event::SendPosted { tcb: tcb()?, bytes: props.u64("NumBytes")? }),
+        1156 => Some(Event::ReceivePosted { tcb: tcb()? }),
+        1382 => {
+            Some(Event::Name { tcb: tcb()?, name: props.text("DnsName")?, remote: props.sockaddr("RemoteAddress") })
+        }
+        1169 | 1170 => Some(Event::Udp {
+            endpoint: props.u64("Endpoint")?,
+            sent: id == 1169,
+            bytes: props.u64("NumBytes").unwrap_or(0),
+            local: props.sockaddr("LocalSockAddr"),
+            remote: props.sockaddr("RemoteSockAddr"),
+            pid: props.u32("Pid"),
+        }),
+        1397 => Some(Event::UdpClose { endpoint: props.u64("Endpoint")? }),
+        _ => None,
+    }
+}
+
+impl Network {
+    pub(crate) fn on_tcpip(&mut self, head: &Head, e: Event) {
+        let t = head.time;
+        match e {
+            Event::Tcb { step, tcb, local, remote, pid, status } => {
+                let id = self.tcb_record(step, tcb, t);
+                let conns = &mut self.connections;
+                conns.learn_addresses(id, local, remote);
+                let c = conns.get_mut(id);
+                c.touch(t);
+                if let Some(s) = status {
+                    c.status = Some(s);
+                }
+                match step {
+                    Step::Request => {
+                        // Synchronous on the caller's thread: its header is the truth,
+                        // unless the caller is the System process working for someone.
+                        let pid = Head::known(head.pid);
+                        c.set_pid(pid, pid.is_some_and(|p| p > 4));
+                        c.tid = Head::known(head.tid);
+                    }
+                    Step::Accept => {
+                        c.set_pid(pid, true);
+                        c.tid = c.tid.or(Head::known(head.tid));
+                        c.connected.get_or_insert(t);
+                    }
+                    Step::Complete => {
+                        c.set_pid(pid, true);
+                        c.connected.get_or_insert(t);
+                    }
+                    Step::Proceeding | Step::Rundown => c.set_pid(pid, true),
+                    Step::Failure | Step::Timeout => {
+                        c.set_pid(pid, true);
+                        c.close(t, Ending::Failed);
+                    }
+                    Step::Close | Step::Disconnected => {
+                        c.set_pid(pid, true);
+                        c.close(t, Ending::Closed);
+                    }
+                    Step::Abort => {
+                        c.set_pid(pid, true);
+                        c.close(t, Ending::Aborted);
+                    }
+                    Step::Shutdown => {
+                        c.set_pid(pid, true);
+                        c.shutdown.get_or_insert(t);
+                    }
+                }
+            }
+            Event::Data { tcb, sent, bytes } => {
+                let id = self.tcb_or_inferred(tcb, t);
+                let c = self.connections.get_mut(id);
+                c.touch(t);
+                if sent {
+                    c.tcpip.sent += bytes;
+                } else {
+                    c.tcpip.received += bytes;
+                }
+            }
+            Event::SendPosted { tcb, bytes } => {
+                let id = self.tcb_or_inferred(tcb, t);
+                let c = self.connections.get_mut(id);
+                c.touch(t);
+                c.posted += bytes;
+                c.alt_pid = c.alt_pid.or(Head::known(head.pid));
+                self.webio_send_posted(head, bytes);
+            }
+            Event::ReceivePosted { tcb } => {
+                let id = self.tcb_or_inferred(tcb, t);
+                let c = self.connections.get_mut(id);
+                c.alt_pid = c.alt_pid.or(Head::known(head.pid));
+            }
+            Event::Name { tcb, name, remote } => {
+                if let Some(address) = remote.map(|r| r.address) {
+                    self.dns.learn(&name, None, &[address]);
+                }
+                if let Some(id) = self.connections.by_pointer(tcb) {
+                    self.connections.get_mut(id).dns_name = Some(name);
+                }
+            }
+            Event::Udp { endpoint, sent, bytes, local, remote, pid } => {
+                let (local, remote) = self.udp_sides(endpoint, sent, local, remote);
+                let id = self.udp_record(endpoint, local, remote, t);
+                let c = self.connections.get_mut(id);
+                c.set_pid(pid, true);
+                c.touch(t);
+                if sent {
+                    c.tcpip.sent += bytes;
+                } else {
+                    c.tcpip.received += bytes;
+                }
+            }
+            Event::UdpClose { endpoint } => {
+                for i in 0..self.connections.by_udp_endpoint(endpoint).len() {
+                    let id = self.connections.by_udp_endpoint(endpoint)[i];
+                    self.connections.get_mut(id).close(t, Ending::Closed);
+                }
+            }
+        }
+    }
+
+    /// The record a TCB event belongs to: a new one for a connect request or
+    /// an accept (abandoning an open record with the same pointer, whose close
+    /// was lost), else the open record with the pointer, else a new record
+    /// inferred from this event.
+    fn tcb_record(&mut self, step: Step, tcb: u64, t: Time) -> ConnId {
+        let current = self.connections.by_pointer(tcb);
+        let open = current.filter(|&id| self.connections.get(id).is_open());
+        let new = |origin| {
+            let mut c = Connection::new(Transport::Tcp, origin, t);
+            c.pointer = Some(tcb);
+            c
+        };
+        match step {
+            Step::Request | Step::Accept => {
+                if let Some(id) = open {
+                    self.connections.get_mut(id).close(t, Ending::Abandoned);
+                }
+                let origin = if step == Step::Accept { Origin::Accept } else { Origin::Connect };
+                self.connections.add(new(origin))
+            }
+            Step::Rundown => match open {
+                Some(id) => {
+                    // Rundown after live events: the connection predates the trace.
+                    let c = self.connections.get_mut(id);
+                    if c.origin == Origin::Inferred {
+                        c.origin = Origin::Rundown;
+                    }
+                    id
+                }
+                None => self.connections.add(new(Origin::Rundown)),
+            },
+            // A shutdown can follow the close.
+            Step::Shutdown => current.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+            _ => open.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+        }
+    }
+
+    fn tcb_or_inferred(&mut self, tcb: u64, t: Time) -> ConnId {
+        match self.connections.by_pointer(tcb) {
+            Some(id) => id,
+            None => {
+                let mut c = Connection::new(Transport::Tcp, Origin::Inferred, t);
+                c.pointer = Some(tcb);
+                self.connections.add(c)
+            }
+        }
+    }
+
+    /// Local and remote ends of a UDP event. Receives sometimes log them
+    /// swapped: the endpoint's known local port tells.
+    fn udp_sides(
+        &self,
+        endpoint: u64,
+        sent: bool,
+        local: Option<Endpoint>,
+        remote: Option<Endpoint>,
+    ) -> (Option<Endpoint>, Option<Endpoint>) {
+        if sent {
+            return (local, remote);
+        }
+        let known_port = self
+            .connections
+            .by_udp_endpoint(endpoint)
+            .last()
+            .and_then(|&id| self.connections.get(id).local)
+            .map(|l| l.port);
+        match (known_port, local, remote) {
+            (Some(port), Some(l), Some(r)) if l.port != port && r.port == port => (remote, local),
+            _ => (local, remote),
+        }
+    }
+
+    /// The open UDP record of an endpoint for one peer, adopting the
+    /// kernel's record of the same flow, or a new one.
+    fn udp_record(&mut self, endpoint: u64, local: Option<Endpoint>, remote: Option<Endpoint>, t: Time) -> ConnId {
+        let conns = &self.connections;
+        if let Some(&id) = conns
+            .by_udp_endpoint(endpoint)
+            .iter()
+            .rev()
+            .find(|&&id| conns.get(id).is_open() && conns.get(id).remote == remote)
+        {
+            return id;
+        }
+        if let (Some(l), Some(r)) = (local, remote)
+            && let Some(id) = conns.by_flow(Transport::Udp, l, r)
+            && conns.get(id).pointer.is_none()
+            && conns.get(id).is_open()
+        {
+            self.connections.set_pointer(id, endpoint);
+            return id;
+        }
+        let mut c = Connection::new(Transport::Udp, Origin::Inferred, t);
+        c.pointer = Some(endpoint);
+        c.local = local.filter(|l| !l.is_empty());
+        c.remote = remote.filter(|r| !r.is_empty());
+        self.connections.add(c)
+    }
+}

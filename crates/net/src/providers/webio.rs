@@ -1,0 +1,475 @@
+//! Microsoft-Windows-WebIO, the core of WinHTTP: sessions, requests, the
+//! connections they wait for, the sockets a connection tries (one per
+//! address), and the bytes each request sent and received over each socket.
+//!
+//! Object model: session → request → connection → socket → TCP connection. A
+//! connection and its socket serve several requests in turn (keep-alive) or
+//! at once (HTTP/2), so a request's use of a socket is its own record
+//! ([`Use`]): one row per request and socket, with that request's bytes.
+//!
+//! Joins: a request learns its connection from RequestWaitingForConnection;
+//! socket events name the connection; send/receive events carry the request
+//! handle in the first 8 bytes of their activity id. Older Windows log 0 for
+//! send sizes: then the bytes TCPIP saw posted on the same thread between the
+//! send's start and stop count instead.
+
+use nettrail_decode::fasthash::FastMap;
+
+use nettrail_etl::Guid;
+
+use crate::address::Endpoint;
+use crate::dns::{Query, Resolver};
+use crate::event::{Head, Props, Time};
+use crate::model::Network;
+
+pub type ReqId = usize;
+pub type SockId = usize;
+pub type UseId = usize;
+
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub pid: Option<u32>,
+    pub object: u64,
+    pub handle: u64,
+    pub created: Time,
+    pub closed: Option<Time>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub pid: Option<u32>,
+    pub object: u64,
+    pub handle: u64,
+    pub session: Option<u64>,
+    pub activity: Guid,
+    pub created: Time,
+    pub threads: Vec<u32>,
+    pub method: Option<String>,
+    pub url: Option<String>,
+    /// The first line of the last response header that starts with "HTTP"
+    /// (so a proxy's "200 Connection established" gives way to the real response).
+    pub status_line: Option<String>,
+    /// The request went through a proxy tunnel (CONNECT).
+    pub tunnel: bool,
+    /// The last non-zero error of its connects, sends and receives.
+    pub error: Option<u32>,
+    pub connection: Option<u64>,
+    pub uses: Vec<UseId>,
+    pub closed: Option<Time>,
+    pub last: Time,
+    /// Rebuilt from a later event: its creation was not in the trace.
+    pub inferred: bool,
+}
+
+impl Request {
+    fn touch(&mut self, time: Time, tid: Option<u32>) {
+        self.last = self.last.max(time);
+        if let Some(tid) = tid
+            && !self.threads.contains(&tid)
+        {
+            self.threads.push(tid);
+        }
+    }
+}
+
+/// One socket a connection opened (one per address tried).
+#[derive(Clone, Debug, Default)]
+pub struct Socket {
+    pub pid: Option<u32>,
+    pub connection: u64,
+    pub handle: u64,
+    pub remote: Option<Endpoint>,
+    pub connect_tid: Option<u32>,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub error: Option<u32>,
+    pub closed: Option<Time>,
+}
+
+/// A request's use of a socket.
+#[derive(Clone, Debug, Default)]
+pub struct Use {
+    pub request: ReqId,
+    pub socket: SockId,
+    /// The socket was opened for an earlier request (keep-alive, HTTP/2).
+    pub shared: bool,
+    pub sent: u64,
+    pub received: u64,
+    /// TCPIP's posted bytes during this use's sends (for old Windows).
+    pub posted: u64,
+    pub first: Time,
+    pub last: Time,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    SessionCreate {
+        session: u64,
+        handle: u64,
+    },
+    SessionClose {
+        session: u64,
+    },
+    RequestCreate {
+        request: u64,
+        handle: u64,
+        session: Option<u64>,
+        method: Option<String>,
+        url: Option<String>,
+    },
+    RequestClose {
+        request: u64,
+    },
+    /// 100 (sent) / 101 (received) request headers: their first line.
+    Header {
+        request: u64,
+        received: bool,
+        first_line: Option<String>,
+    },
+    WaitingForConnection {
+        request: u64,
+        connection: u64,
+    },
+    NameStart {
+        query: u64,
+        host: String,
+    },
+    NameStop {
+        query: u64,
+        name: Option<String>,
+        canonical: Option<String>,
+        addresses: Vec<Endpoint>,
+    },
+    ConnectStart {
+        connection: u64,
+        socket: u64,
+        remote: Option<Endpoint>,
+        error: Option<u32>,
+    },
+    ConnectStop {
+        connection: u64,
+        error: Option<u32>,
+    },
+    SocketClose {
+        connection: u64,
+    },
+    Transfer {
+        connection: u64,
+        sent: bool,
+        stop: bool,
+        bytes: u64,
+        error: Option<u32>,
+    },
+}
+
+/// WebIO logs the address being connected to as text ("ip:port", UTF-16 or
+/// 8-bit) in a binary field; some builds log a SOCKADDR.
+fn address_field(bytes: &[u8]) -> Option<Endpoint> {
+    let utf16 = bytes.len() >= 4 && bytes.iter().skip(1).step_by(2).all(|&b| b == 0);
+    let text = if utf16 {
+        nettrail_decode::value::utf16_lossy(bytes)
+    } else {
+        nettrail_decode::value::ansi_lossy(bytes).into_owned()
+    };
+    Endpoint::parse(text.trim_end_matches('\0')).or_else(|| Endpoint::from_sockaddr(bytes))
+}
+
+/// The first line of an HTTP header block.
+fn first_line(bytes: &[u8]) -> Option<String> {
+    let text = nettrail_decode::value::ansi_lossy(bytes);
+    let line = text.lines().next()?.trim_end_matches(['\r', '\0']).trim();
+    (!line.is_empty()).then(|| line.to_string())
+}
+
+pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
+    let u = |name| props.u64(name);
+    let error = || props.u32("Error").filter(|&e| e != 0);
+    Some(match id {
+        5 => Event::SessionCreate { session: u("Session")?, handle: u("SessionHandle").unwrap_or(0) },
+        7 => Event::SessionClose { session: u("ApiObject")? },
+        17 => Event::RequestCreate {
+            request: u("Request")?,
+            handle: u("RequestHandle").unwrap_or(0),
+            session: u("Session"),
+            method: props.text("Method"),
+            url: props.text("URI"),
+        },
+        30 => Event::RequestClose { request: u("ApiObject")? },
+        100 | 101 => Event::Header {
+            request: u("Request")?,
+            received: id == 101,
+            first_line: props.bytes("Headers").and_then(first_line),
+        },
+        104 => Event::WaitingForConnection { request: u("Request")?, connection: u("Connection")? },
+        205 => Event::NameStart { query: u("DnsQuery")?, host: props.text("HostName")? },
+        206 => {
+            let count = props.u64("AddressCount").unwrap_or(0) as usize;
+            let bytes = props.bytes("SockAddr").unwrap_or_default();
+            let addresses = match bytes.len().checked_div(count) {
+                Some(size) if size > 0 => bytes.chunks_exact(size).filter_map(Endpoint::from_sockaddr).collect(),
+                _ => Vec::new(),
+            };
+            Event::NameStop {
+                query: u("DnsQuery")?,
+                name: props.text("FQDN"),
+                canonical: props.text("CanonicalName"),
+                addresses,
+            }
+        }
+        200 => Event::ConnectStart {
+            connection: u("Connection")?,
+            socket: u("SocketHandle").unwrap_or(0),
+            remote: props.bytes("Address").and_then(address_field),
+            error: error(),
+        },
+        201 | 202 => Event::ConnectStop { connection: u("Connection")?, error: error() },
+        204 => Event::SocketClose { connection: u("Endpoint")? },
+        213..=216 => Event::Transfer {
+            connection: u("Connection")?,
+            sent: id <= 214,
+            stop: id == 214 || id == 216,
+            bytes: u("Information").unwrap_or(0),
+            error: error(),
+        },
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Default)]
+pub struct WebIo {
+    pub sessions: Vec<Session>,
+    pub requests: Vec<Request>,
+    pub sockets: Vec<Socket>,
+    pub uses: Vec<Use>,
+    /// A send size other than 0 was seen: sizes are real on this Windows.
+    pub send_sizes_logged: bool,
+    by_request: FastMap<(Option<u32>, u64), ReqId>,
+    by_handle: FastMap<(Option<u32>, u64), ReqId>,
+    /// The latest request that waited for each connection.
+    by_connection: FastMap<(Option<u32>, u64), ReqId>,
+    /// The latest socket of each connection.
+    socket_of: FastMap<(Option<u32>, u64), SockId>,
+    names: FastMap<(Option<u32>, u64), (Time, String)>,
+    /// Sends in flight per thread: the use whose posted bytes TCPIP reports.
+    sending: FastMap<u32, UseId>,
+}
+
+impl WebIo {
+    fn use_of(&mut self, request: ReqId, socket: SockId, time: Time) -> UseId {
+        if let Some(&u) = self.requests[request].uses.iter().find(|&&u| self.uses[u].socket == socket) {
+            return u;
+        }
+        let shared = self.uses.iter().rev().take(64).any(|u| u.socket == socket && u.request != request);
+        let id = self.uses.len();
+        self.uses.push(Use { request, socket, shared, first: time, last: time, ..Use::default() });
+        self.requests[request].uses.push(id);
+        id
+    }
+
+    fn new_request(&mut self, r: Request) -> ReqId {
+        let id = self.requests.len();
+        self.by_request.insert((r.pid, r.object), id);
+        if r.handle != 0 {
+            self.by_handle.insert((r.pid, r.handle), id);
+        }
+        self.requests.push(r);
+        id
+    }
+}
+
+impl Network {
+    pub(crate) fn on_webio(&mut self, head: &Head, e: Event) {
+        let t = head.time;
+        let pid = Head::known(head.pid);
+        let tid = Head::known(head.tid);
+        let w = &mut self.webio;
+        match e {
+            Event::SessionCreate { session, handle } => {
+                w.sessions.push(Session { pid, object: session, handle, created: t, closed: None });
+            }
+            Event::SessionClose { session } => {
+                if let Some(s) = w.sessions.iter_mut().rev().find(|s| s.pid == pid && s.object == session) {
+                    s.closed.get_or_insert(t);
+                }
+            }
+            Event::RequestCreate { request, handle, session, method, url } => {
+                let mut r = Request {
+                    pid,
+                    object: request,
+                    handle,
+                    session,
+                    activity: head.activity,
+                    created: t,
+                    method,
+                    url,
+                    last: t,
+                    ..Request::default()
+                };
+                r.touch(t, tid);
+                w.new_request(r);
+            }
+            Event::RequestClose { request } => {
+                if let Some(&id) = w.by_request.get(&(pid, request)) {
+                    let r = &mut w.requests[id];
+                    r.closed.get_or_insert(t);
+                    r.touch(t, tid);
+                }
+            }
+            Event::Header { request, received, first_line } => {
+                let Some(&id) = w.by_request.get(&(pid, request)) else { return };
+                let r = &mut w.requests[id];
+                r.touch(t, tid);
+                match (received, first_line) {
+                    (true, Some(line)) if line.starts_with("HTTP") => r.status_line = Some(line),
+                    (false, Some(line)) if line.starts_with("CONNECT ") => r.tunnel = true,
+                    _ => {}
+                }
+            }
+            Event::WaitingForConnection { request, connection } => {
+                let Some(&id) = w.by_request.get(&(pid, request)) else { return };
+                w.requests[id].connection = Some(connection);
+                w.requests[id].touch(t, tid);
+                w.by_connection.insert((pid, connection), id);
+                // A live socket on this connection: the request shares it.
+                if let Some(&s) = w.socket_of.get(&(pid, connection))
+                    && w.sockets[s].closed.is_none()
+                    && w.sockets[s].error.is_none()
+                {
+                    w.use_of(id, s, t);
+                }
+            }
+            Event::NameStart { query, host } => {
+                w.names.insert((pid, query), (t, host));
+            }
+            Event::NameStop { query, name, canonical, addresses } => {
+                let started = w.names.remove(&(pid, query));
+                let Some(name) = name.or_else(|| started.as_ref().map(|(_, h)| h.clone())) else { return };
+                let mut q = Query::new(Resolver::WinHttp, name, started.map_or(t, |(s, _)| s));
+                q.end = Some(t);
+                q.pid = pid;
+                q.tid = tid;
+                q.status = Some(0);
+                q.activity = head.activity;
+                q.answers = addresses.iter().map(|e| e.address).collect();
+                q.aliases = canonical.into_iter().filter(|c| !c.eq_ignore_ascii_case(&q.name)).collect();
+                self.dns.report(q);
+            }
+            Event::ConnectStart { connection, socket, remote, error } => {
+                let request = self.webio_request_for(head, connection);
+                let w = &mut self.webio;
+                let s = w.sockets.len();
+                w.sockets.push(Socket {
+                    pid,
+                    connection,
+                    handle: socket,
+                    remote,
+                    connect_tid: tid,
+                    start: t,
+                    error,
+                    ..Socket::default()
+                });
+                w.socket_of.insert((pid, connection), s);
+                w.use_of(request, s, t);
+                let r = &mut w.requests[request];
+                r.touch(t, tid);
+                r.error = error.or(r.error);
+            }
+            Event::ConnectStop { connection, error } => {
+                if let Some(&s) = w.socket_of.get(&(pid, connection)) {
+                    let sock = &mut w.sockets[s];
+                    sock.stop.get_or_insert(t);
+                    sock.error = error.or(sock.error);
+                }
+                if let (Some(error), Some(&r)) = (error, w.by_connection.get(&(pid, connection))) {
+                    w.requests[r].error = Some(error);
+                }
+            }
+            Event::SocketClose { connection } => {
+                if let Some(&s) = w.socket_of.get(&(pid, connection)) {
+                    w.sockets[s].closed.get_or_insert(t);
+                }
+            }
+            Event::Transfer { connection, sent, stop, bytes, error } => {
+                let request = self.webio_request_for(head, connection);
+                let w = &mut self.webio;
+                let socket = match w.socket_of.get(&(pid, connection)) {
+                    Some(&s) => s,
+                    None => {
+                        // The socket connected before the trace: rebuild it.
+                        let s = w.sockets.len();
+                        w.sockets.push(Socket { pid, connection, start: t, ..Socket::default() });
+                        w.socket_of.insert((pid, connection), s);
+                        s
+                    }
+                };
+                let u = w.use_of(request, socket, t);
+                w.uses[u].last = t;
+                let r = &mut w.requests[request];
+                r.touch(t, tid);
+                r.error = error.or(r.error);
+                match (sent, stop) {
+                    (true, false) => {
+                        if let Some(tid) = tid {
+                            w.sending.insert(tid, u);
+                        }
+                    }
+                    (true, true) => {
+                        w.uses[u].sent += bytes;
+                        w.send_sizes_logged |= bytes != 0;
+                        if let Some(tid) = tid {
+                            w.sending.remove(&tid);
+                        }
+                    }
+                    (false, true) => {
+                        // Data after the socket closed is not this request's.
+                        if w.sockets[socket].closed.is_none_or(|c| c >= t) {
+                            w.uses[u].received += bytes;
+                        }
+                    }
+                    (false, false) => {}
+                }
+            }
+        }
+    }
+
+    /// The request a connection or transfer event belongs to: by the request
+    /// handle in its activity id, else the latest request that waited for the
+    /// connection, else one rebuilt (its creation was not in the trace).
+    fn webio_request_for(&mut self, head: &Head, connection: u64) -> ReqId {
+        let pid = Head::known(head.pid);
+        let w = &mut self.webio;
+        let by_activity = w.by_handle.get(&(pid, head.activity_key())).copied();
+        let by_connection = w.by_connection.get(&(pid, connection)).copied();
+        // The activity's request must be the one waiting on this connection when both are known.
+        let id = match (by_activity, by_connection) {
+            (Some(a), _) if w.requests[a].connection.is_none_or(|c| c == connection) => Some(a),
+            (_, Some(c)) => Some(c),
+            (a, None) => a,
+        };
+        if let Some(id) = id {
+            return id;
+        }
+        let r = Request {
+            pid,
+            handle: head.activity_key(),
+            activity: head.activity,
+            created: head.time,
+            connection: Some(connection),
+            last: head.time,
+            inferred: true,
+            ..Request::default()
+        };
+        let id = w.new_request(r);
+        w.by_connection.insert((pid, connection), id);
+        id
+    }
+
+    /// TCPIP's send-posted event on a thread in the middle of a WebIO send.
+    pub(crate) fn webio_send_posted(&mut self, head: &Head, bytes: u64) {
+        if let Some(tid) = Head::known(head.tid)
+            && let Some(&u) = self.webio.sending.get(&tid)
+        {
+            self.webio.uses[u].posted += bytes;
+        }
+    }
+}

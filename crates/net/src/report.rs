@@ -1,0 +1,852 @@
+//! The tables: requests (one row per request or connection, at the highest
+//! layer that knows it), connections, DNS lookups and server requests.
+//!
+//! Gathering joins the layers that the event stream could not join on its
+//! own: an HTTP request to its TCP connection (by local port, else remote
+//! address, within the request's time and process), a socket to its TCP
+//! connection or UDP flows. Each TCP connection and each socket is claimed
+//! once, by the highest layer that reaches it (WinINet, WinHTTP, then
+//! Winsock, then TCP/UDP), so its bytes are shown once: bytes differ by
+//! layer (HTTP payload, socket buffers, TCP payload) and are never summed
+//! across layers.
+
+use nettrail_etl::Guid;
+
+use crate::address::{Address, Endpoint};
+use crate::dns::{Resolver, record_type_name};
+use crate::errors;
+use crate::event::Time;
+use crate::model::Network;
+use crate::providers::{webio, wininet};
+use crate::services;
+use crate::transport::{ConnId, Connection, Ending, Origin, Transport};
+use crate::winsock::{SockId, Socket};
+
+/// Events of different layers about one operation are this close in time
+/// (100 ns units): 10 ms.
+const SLACK: Time = 100_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    WinInet,
+    WinHttp,
+    Ldap,
+    Winsock,
+    Tcp,
+    Udp,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::WinInet => "WinINet",
+            Layer::WinHttp => "WinHTTP",
+            Layer::Ldap => "LDAP",
+            Layer::Winsock => "Winsock",
+            Layer::Tcp => "TCP",
+            Layer::Udp => "UDP",
+        }
+    }
+}
+
+/// One request or connection, at its highest layer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestRow {
+    pub process: Option<String>,
+    pub pid: Option<u32>,
+    pub threads: Vec<u32>,
+    pub layer: Layer,
+    /// URL scheme for HTTP and LDAP rows; IP protocol for socket rows.
+    pub protocol: Option<String>,
+    pub method: Option<String>,
+    pub url: Option<String>,
+    /// The server's DNS name (the request's own host where it names one).
+    pub server: Option<String>,
+    /// Other names of the server: canonical names, the name its address resolved from.
+    pub alt_names: Vec<String>,
+    pub ip: Option<Address>,
+    pub port: Option<u16>,
+    pub service: Option<String>,
+    /// The address's class where it has one (Loopback, Private Network …).
+    pub network: Option<&'static str>,
+    pub status: Option<String>,
+    /// `None` where the layer does not count bytes (never a made-up 0).
+    pub bytes_sent: Option<u64>,
+    pub bytes_received: Option<u64>,
+    pub start: Time,
+    /// `None` when the end is unknown; the trace's end when it was still open.
+    pub end: Option<Time>,
+    pub open_at_end: bool,
+    pub error: Option<String>,
+    pub activity: Option<Guid>,
+    pub local: Option<Endpoint>,
+    /// The transport record the row claimed.
+    pub connection: Option<ConnId>,
+}
+
+/// One TCP connection or UDP flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConnectionRow {
+    pub process: Option<String>,
+    pub pid: Option<u32>,
+    pub thread: Option<u32>,
+    pub protocol: &'static str,
+    pub local: Option<Endpoint>,
+    pub remote: Option<Endpoint>,
+    pub server: Option<String>,
+    pub state: &'static str,
+    pub origin: &'static str,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub retransmits: u64,
+    pub start: Time,
+    pub end: Option<Time>,
+    pub open_at_end: bool,
+    /// The layer whose request row shows it.
+    pub layer: Option<Layer>,
+    pub error: Option<String>,
+    /// TCPIP's TCB or UDP endpoint.
+    pub pointer: Option<u64>,
+}
+
+/// A DNS lookup, or (kind "server") a DNS server configured on an interface.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DnsRow {
+    pub kind: &'static str,
+    pub process: Option<String>,
+    pub pid: Option<u32>,
+    pub thread: Option<u32>,
+    pub name: String,
+    pub record_type: Option<String>,
+    pub status: Option<String>,
+    pub answers: Vec<Address>,
+    pub aliases: Vec<String>,
+    pub cached: bool,
+    pub servers: Vec<String>,
+    pub resolvers: Vec<&'static str>,
+    pub start: Time,
+    pub end: Option<Time>,
+    pub activity: Option<Guid>,
+}
+
+/// One Http.sys request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerRow {
+    pub request_id: u64,
+    pub connection_id: Option<u64>,
+    pub verb: Option<String>,
+    pub url: Option<String>,
+    pub status: Option<u16>,
+    pub bytes_sent: Option<u64>,
+    pub client: Option<Endpoint>,
+    pub server: Option<Endpoint>,
+    pub site: Option<u32>,
+    pub queue: Option<String>,
+    /// The worker process that answered.
+    pub process: Option<String>,
+    pub pid: Option<u32>,
+    pub start: Time,
+    pub end: Time,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    pub trace_start: Time,
+    pub trace_end: Time,
+    pub requests: Vec<RequestRow>,
+    pub connections: Vec<ConnectionRow>,
+    pub dns: Vec<DnsRow>,
+    pub http_server: Vec<ServerRow>,
+}
+
+impl Report {
+    /// Seconds from the trace's start.
+    pub fn seconds(&self, t: Time) -> f64 {
+        (t - self.trace_start) as f64 / 1e7
+    }
+}
+
+/// Seconds between two times.
+pub fn duration(start: Time, end: Option<Time>) -> Option<f64> {
+    end.map(|e| (e - start).max(0) as f64 / 1e7)
+}
+
+/// The host of a URL (`https://user@host:8443/path` → `host`).
+pub fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') { v6.split(']').next()? } else { host.split(':').next()? };
+    (!host.is_empty()).then_some(host)
+}
+
+/// The port of a URL, explicit or by its scheme.
+fn url_port(url: &str) -> Option<u16> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = match host_port.rsplit_once(']') {
+        Some((_, after)) => after.strip_prefix(':'),
+        None => host_port.split_once(':').map(|(_, p)| p),
+    };
+    match port {
+        Some(p) => p.parse().ok(),
+        None => match scheme.to_ascii_lowercase().as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            "ftp" => Some(21),
+            "ldap" => Some(389),
+            "ldaps" => Some(636),
+            _ => None,
+        },
+    }
+}
+
+fn scheme(url: &str) -> Option<String> {
+    url.split_once("://").map(|(s, _)| s.to_ascii_uppercase()).filter(|s| !s.is_empty())
+}
+
+fn overlaps(a: (Time, Time), b: (Time, Time)) -> bool {
+    a.0 <= b.1 + SLACK && b.0 <= a.1 + SLACK
+}
+
+fn same_pid(a: Option<u32>, b: Option<u32>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+fn push_unique(v: &mut Vec<u32>, more: impl IntoIterator<Item = u32>) {
+    for x in more {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+}
+
+struct Gatherer<'n> {
+    net: &'n Network,
+    /// The layer that claimed each transport record.
+    claimed: Vec<Option<Layer>>,
+    sock_claimed: Vec<bool>,
+    /// Each socket's TCP connection (computed once).
+    sock_conn: Vec<Option<ConnId>>,
+    /// Sockets that carried LDAP operations.
+    ldap_sockets: Vec<bool>,
+}
+
+impl<'n> Gatherer<'n> {
+    fn new(net: &'n Network) -> Self {
+        let mut g = Gatherer {
+            net,
+            claimed: vec![None; net.connections.len()],
+            sock_claimed: vec![false; net.sockets.len()],
+            sock_conn: Vec::with_capacity(net.sockets.len()),
+            ldap_sockets: vec![false; net.sockets.len()],
+        };
+        for (id, s) in net.sockets.iter() {
+            let c = g.socket_connection(id, s);
+            g.sock_conn.push(c);
+        }
+        for op in &net.ldap.operations {
+            if let Some(s) = op.socket {
+                g.ldap_sockets[s] = true;
+            }
+        }
+        g
+    }
+
+    fn end_of(&self, c: &Connection) -> Time {
+        c.end().unwrap_or(self.net.trace_end)
+    }
+
+    /// The TCP connection of a stream socket: same local port (or remote
+    /// end), same process, overlapping lifetimes; the latest such.
+    fn socket_connection(&self, _id: SockId, s: &Socket) -> Option<ConnId> {
+        if s.is_datagram() {
+            return None;
+        }
+        let conns = &self.net.connections;
+        let window = (s.created, s.closed.unwrap_or(self.net.trace_end));
+        let candidates = match (s.local.map(|l| l.port).filter(|&p| p != 0), s.remote) {
+            (Some(port), _) => conns.by_local_port(Transport::Tcp, port),
+            (None, Some(remote)) => conns.by_remote(Transport::Tcp, &remote),
+            (None, None) => return None,
+        };
+        candidates.iter().rev().copied().find(|&id| {
+            let c = conns.get(id);
+            same_pid(s.pid, c.pid)
+                && (s.remote.is_none() || c.remote.is_none() || s.remote == c.remote)
+                && overlaps(window, (c.opened, self.end_of(c)))
+        })
+    }
+
+    /// The UDP flow of a datagram socket's peer.
+    fn peer_connection(&self, s: &Socket, remote: &Endpoint, span: (Time, Time)) -> Option<ConnId> {
+        let conns = &self.net.connections;
+        let port = s.local.map(|l| l.port).filter(|&p| p != 0);
+        let candidates = match port {
+            Some(port) => conns.by_local_port(Transport::Udp, port),
+            None => conns.by_remote(Transport::Udp, remote),
+        };
+        candidates.iter().rev().copied().find(|&id| {
+            let c = conns.get(id);
+            c.remote.as_ref() == Some(remote)
+                && same_pid(s.pid, c.pid)
+                && (port.is_none() || c.local.map(|l| l.port) == port)
+                && overlaps(span, (c.opened, self.end_of(c)))
+        })
+    }
+
+    fn claim(&mut self, conn: Option<ConnId>, layer: Layer) {
+        if let Some(c) = conn
+            && self.claimed[c].is_none()
+        {
+            self.claimed[c] = Some(layer);
+        }
+    }
+
+    /// Claims a connection and the sockets joined to it.
+    fn claim_with_sockets(&mut self, conn: Option<ConnId>, layer: Layer) {
+        self.claim(conn, layer);
+        if let Some(c) = conn {
+            for (i, sc) in self.sock_conn.iter().enumerate() {
+                if *sc == Some(c) {
+                    self.sock_claimed[i] = true;
+                }
+            }
+        }
+    }
+
+    /// Server name and other names: the request's own host first, then what
+    /// DNS says of the host and of the address.
+    fn names(&self, own: Option<&str>, address: Option<&Address>) -> (Option<String>, Vec<String>) {
+        let dns = &self.net.dns;
+        let by_address = address.and_then(|a| dns.name_of(a));
+        let own = own.filter(|h| Address::parse(h).is_none());
+        let server = own.map(str::to_string).or_else(|| by_address.map(|n| n.name.clone()));
+        let mut alt: Vec<String> = Vec::new();
+        let mut add = |name: &str| {
+            if server.as_deref().is_none_or(|s| !s.eq_ignore_ascii_case(name))
+                && !alt.iter().any(|a| a.eq_ignore_ascii_case(name))
+            {
+                alt.push(name.to_string());
+            }
+        };
+        if let Some(n) = own.and_then(|h| dns.lookup(h)) {
+            n.aliases.iter().for_each(|a| add(a));
+        }
+        if let Some(n) = by_address {
+            add(&n.name);
+            n.aliases.iter().for_each(|a| add(a));
+        }
+        (server, alt)
+    }
+
+    fn process(&self, pid: Option<u32>, time: Time) -> Option<String> {
+        self.net.process_name(pid, time).map(str::to_string)
+    }
+
+    fn wininet_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for r in &net.wininet.requests {
+            let conn = self.wininet_connection(r);
+            self.claim_with_sockets(conn, Layer::WinInet);
+            let c = conn.map(|id| net.connections.get(id));
+            let remote = r.remote.filter(|e| e.port != 0).or(c.and_then(|c| c.remote)).or_else(|| {
+                let address = r.remote.map(|e| e.address).or_else(|| r.dns_addresses.first().copied())?;
+                Some(Endpoint::new(address, r.server_port?))
+            });
+            let url = r.url.clone().or_else(|| {
+                let object = r.object.as_deref()?;
+                let server = r.server.as_deref()?;
+                let scheme = if r.server_port == Some(443) { "https" } else { "http" };
+                Some(format!("{scheme}://{server}{object}"))
+            });
+            let host = r.server.as_deref().or_else(|| url.as_deref().and_then(url_host));
+            let (server, alt_names) = self.names(host, remote.as_ref().map(|e| &e.address));
+            let status = r
+                .status_line
+                .clone()
+                .or_else(|| r.cache_hit.then(|| "from cache".to_string()))
+                .or_else(|| r.redirected.then(|| "redirected".to_string()));
+            let ended = r.ended.or((r.status_line.is_some() || r.cache_hit).then_some(r.last));
+            let mut threads = r.threads.clone();
+            push_unique(&mut threads, r.connect_tid);
+            out.push(RequestRow {
+                process: self.process(r.pid, r.created),
+                pid: r.pid,
+                threads,
+                layer: Layer::WinInet,
+                protocol: url.as_deref().and_then(scheme),
+                method: r.method.clone(),
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port).or(r.server_port),
+                service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
+                network: remote.and_then(|e| e.address.class()),
+                status,
+                bytes_sent: Some(r.sent),
+                bytes_received: Some(r.received),
+                start: r.created,
+                end: Some(ended.unwrap_or(net.trace_end)),
+                open_at_end: ended.is_none(),
+                error: None,
+                activity: (!r.activity.is_zero()).then_some(r.activity),
+                local: r.local.or(c.and_then(|c| c.local)),
+                connection: conn,
+                url,
+            });
+        }
+    }
+
+    /// A WinINet request's TCP connection: by local port, else by remote end.
+    fn wininet_connection(&self, r: &wininet::Request) -> Option<ConnId> {
+        if r.cache_hit && r.remote.is_none() && r.local_port.is_none() {
+            return None;
+        }
+        let conns = &self.net.connections;
+        let window = (r.created, r.ended.unwrap_or(r.last).max(r.last));
+        let remote_ok = |c: &Connection| match (r.remote, c.remote) {
+            (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
+            _ => true,
+        };
+        let fits = |id: &ConnId| {
+            let c = conns.get(*id);
+            same_pid(r.pid, c.pid) && remote_ok(c) && overlaps(window, (c.opened, self.end_of(c)))
+        };
+        if let Some(port) = r.local_port.or(r.local.map(|l| l.port)).filter(|&p| p != 0) {
+            return conns.by_local_port(Transport::Tcp, port).iter().rev().copied().find(fits);
+        }
+        let remote = r.remote.filter(|e| e.port != 0).or_else(|| {
+            let address = r.remote.map(|e| e.address).or_else(|| r.dns_addresses.first().copied())?;
+            Some(Endpoint::new(address, r.server_port?))
+        })?;
+        conns.by_remote(Transport::Tcp, &remote).iter().rev().copied().find(fits)
+    }
+
+    /// A WebIO socket's TCP connection: to its remote end, from its process,
+    /// opened while it connected (on its connecting thread where known).
+    fn webio_connection(&self, s: &webio::Socket) -> Option<ConnId> {
+        let remote = s.remote?;
+        let conns = &self.net.connections;
+        let until = s.closed.or(s.stop).unwrap_or(self.net.trace_end);
+        let mut best: Option<(bool, Time, ConnId)> = None;
+        for &id in conns.by_remote(Transport::Tcp, &remote) {
+            let c = conns.get(id);
+            if !same_pid(s.pid, c.pid) || c.opened < s.start - SLACK || c.opened > until + SLACK {
+                continue;
+            }
+            let same_thread = s.connect_tid.is_some() && c.tid == s.connect_tid;
+            let key = (same_thread, -(c.opened - s.start).abs(), id);
+            if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                best = Some(key);
+            }
+        }
+        best.map(|b| b.2)
+    }
+
+    fn webio_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        let w = &net.webio;
+        let socket_conns: Vec<Option<ConnId>> = w.sockets.iter().map(|s| self.webio_connection(s)).collect();
+        for r in &w.requests {
+            let uses: Vec<Option<&webio::Use>> =
+                if r.uses.is_empty() { vec![None] } else { r.uses.iter().map(|&u| Some(&w.uses[u])).collect() };
+            let count = uses.len();
+            for (i, u) in uses.into_iter().enumerate() {
+                let socket = u.map(|u| &w.sockets[u.socket]);
+                let conn = u.and_then(|u| socket_conns[u.socket]);
+                self.claim_with_sockets(conn, Layer::WinHttp);
+                let c = conn.map(|id| net.connections.get(id));
+                let remote = socket.and_then(|s| s.remote).or(c.and_then(|c| c.remote));
+                let url = r.url.clone();
+                let host = url.as_deref().and_then(url_host);
+                let (server, alt_names) = self.names(host, remote.as_ref().map(|e| &e.address));
+                let last = i + 1 == count;
+                let start = if i == 0 {
+                    r.created.min(u.map_or(r.created, |u| u.first))
+                } else {
+                    u.map_or(r.created, |u| u.first)
+                };
+                let end = if last { r.closed } else { socket.and_then(|s| s.stop.or(s.closed)).or(u.map(|u| u.last)) };
+                let error = socket.and_then(|s| s.error).or(if last { r.error } else { None }).map(errors::winhttp);
+                let mut threads = r.threads.clone();
+                push_unique(&mut threads, socket.and_then(|s| s.connect_tid));
+                let sent = u.map(|u| if w.send_sizes_logged { u.sent } else { u.sent.max(u.posted) });
+                out.push(RequestRow {
+                    process: self.process(r.pid, r.created),
+                    pid: r.pid,
+                    threads,
+                    layer: Layer::WinHttp,
+                    protocol: url.as_deref().and_then(scheme),
+                    method: r.method.clone(),
+                    server,
+                    alt_names,
+                    ip: remote.map(|e| e.address),
+                    port: remote.map(|e| e.port).or_else(|| url.as_deref().and_then(url_port)),
+                    service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
+                    network: remote.and_then(|e| e.address.class()),
+                    status: r.status_line.clone(),
+                    bytes_sent: Some(sent.unwrap_or(0)),
+                    bytes_received: Some(u.map_or(0, |u| u.received)),
+                    start,
+                    end: Some(end.unwrap_or(net.trace_end)),
+                    open_at_end: end.is_none(),
+                    error,
+                    activity: (!r.activity.is_zero()).then_some(r.activity),
+                    local: c.and_then(|c| c.local),
+                    connection: conn,
+                    url,
+                });
+            }
+        }
+    }
+
+    fn ldap_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for op in &net.ldap.operations {
+            let socket = op.socket.map(|s| net.sockets.get(s));
+            let remote = socket
+                .and_then(|s| s.remote)
+                .or_else(|| op.socket.and_then(|s| self.sock_conn[s]).and_then(|c| net.connections.get(c).remote));
+            let (server, alt_names) = self.names(None, remote.as_ref().map(|e| &e.address));
+            let host = match (server.as_deref(), remote) {
+                (Some(name), Some(r)) => Some(format!("{name}:{}", r.port)),
+                (None, Some(r)) => Some(r.to_string()),
+                (name, None) => name.map(str::to_string),
+            };
+            let mut threads = Vec::new();
+            push_unique(&mut threads, op.tid);
+            out.push(RequestRow {
+                process: self.process(op.pid, op.time),
+                pid: op.pid,
+                threads,
+                layer: Layer::Ldap,
+                protocol: Some(
+                    if remote.is_some_and(|r| matches!(r.port, 636 | 3269)) { "LDAPS" } else { "LDAP" }.to_string(),
+                ),
+                method: Some(op.kind.to_string()),
+                url: Some(op.url(host.as_deref())),
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port),
+                service: Some("LDAP".to_string()),
+                network: remote.and_then(|e| e.address.class()),
+                status: None,
+                bytes_sent: None,
+                bytes_received: None,
+                start: op.time,
+                end: None,
+                open_at_end: false,
+                error: None,
+                activity: None,
+                local: socket.and_then(|s| s.local),
+                connection: op.socket.and_then(|s| self.sock_conn[s]),
+            });
+        }
+    }
+
+    fn winsock_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for (id, s) in net.sockets.iter() {
+            if s.inert || self.sock_claimed[id] {
+                continue;
+            }
+            let conn = self.sock_conn[id];
+            if conn.is_some_and(|c| self.claimed[c].is_some()) {
+                continue;
+            }
+            let ldap = self.ldap_sockets[id];
+            let process = self.process(s.pid, s.created);
+            let status = s.status.map(errors::ntstatus);
+            let error = s.status.filter(|&st| st >= 0xC000_0000).map(errors::ntstatus);
+            if s.is_datagram() && !s.peers.is_empty() {
+                for p in &s.peers {
+                    let conn = self.peer_connection(s, &p.remote, (p.first, p.last));
+                    self.claim(conn, Layer::Winsock);
+                    let (server, alt_names) = self.names(None, Some(&p.remote.address));
+                    out.push(RequestRow {
+                        process: process.clone(),
+                        pid: s.pid,
+                        threads: p.threads.clone(),
+                        layer: Layer::Winsock,
+                        protocol: Some(s.ip_protocol().to_string()),
+                        method: None,
+                        url: None,
+                        server,
+                        alt_names,
+                        ip: Some(p.remote.address),
+                        port: Some(p.remote.port),
+                        service: if ldap { Some("CLDAP") } else { services::udp(p.remote.port) }.map(str::to_string),
+                        network: p.remote.address.class(),
+                        status: status.clone(),
+                        bytes_sent: Some(p.sent),
+                        bytes_received: Some(p.received),
+                        start: p.first,
+                        end: Some(p.last),
+                        open_at_end: false,
+                        error: error.clone(),
+                        activity: None,
+                        local: s.local,
+                        connection: conn,
+                    });
+                }
+                continue;
+            }
+            // A socket that never had a peer (a listener, a bind-only socket) is not a request.
+            let Some(remote) = s.remote else { continue };
+            self.claim(conn, Layer::Winsock);
+            let (server, alt_names) = self.names(None, Some(&remote.address));
+            let service = if ldap {
+                Some("LDAP")
+            } else if s.ip_protocol() == "UDP" {
+                services::udp(remote.port)
+            } else {
+                services::tcp(remote.port)
+            };
+            out.push(RequestRow {
+                process,
+                pid: s.pid,
+                threads: s.threads.clone(),
+                layer: Layer::Winsock,
+                protocol: Some(s.ip_protocol().to_string()),
+                method: None,
+                url: None,
+                server,
+                alt_names,
+                ip: Some(remote.address),
+                port: Some(remote.port),
+                service: service.map(str::to_string),
+                network: remote.address.class(),
+                status,
+                bytes_sent: Some(s.sent),
+                bytes_received: Some(s.received),
+                start: s.created,
+                end: Some(s.closed.unwrap_or(net.trace_end)),
+                open_at_end: s.closed.is_none(),
+                error,
+                activity: None,
+                local: s.local,
+                connection: conn,
+            });
+        }
+    }
+
+    fn transport_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for (id, c) in net.connections.iter() {
+            if self.claimed[id].is_some() {
+                continue;
+            }
+            let bytes = c.bytes();
+            // Idle connections of the system that merely existed: noise.
+            let pid = c.pid.or(c.alt_pid);
+            if matches!(c.origin, Origin::Rundown | Origin::Inferred) && pid.is_none_or(|p| p <= 4) && !bytes.any() {
+                continue;
+            }
+            let layer = if c.transport == Transport::Udp { Layer::Udp } else { Layer::Tcp };
+            self.claimed[id] = Some(layer);
+            let remote = c.remote;
+            let (server, alt_names) = self.names(c.dns_name.as_deref(), remote.as_ref().map(|e| &e.address));
+            let service = remote.and_then(|r| match c.transport {
+                Transport::Tcp => services::tcp(r.port),
+                Transport::Udp => services::udp(r.port),
+            });
+            let end = c.end();
+            let mut threads = Vec::new();
+            push_unique(&mut threads, c.tid);
+            out.push(RequestRow {
+                process: self.process(pid, c.opened),
+                pid,
+                threads,
+                layer,
+                protocol: Some(c.transport.name().to_string()),
+                method: None,
+                url: None,
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port),
+                service: service.map(str::to_string),
+                network: remote.and_then(|e| e.address.class()),
+                status: Some(state(c).to_string()),
+                bytes_sent: Some(bytes.sent),
+                bytes_received: Some(bytes.received),
+                start: c.opened,
+                end: Some(end.unwrap_or(net.trace_end)),
+                open_at_end: end.is_none(),
+                error: failure(c),
+                activity: None,
+                local: c.local,
+                connection: Some(id),
+            });
+        }
+    }
+}
+
+/// A connection's state, in words.
+pub fn state(c: &Connection) -> &'static str {
+    match (c.ending, c.origin) {
+        (Some(Ending::Closed), _) => "closed",
+        (Some(Ending::Failed), _) => "failed",
+        (Some(Ending::Aborted), _) => "aborted",
+        (Some(Ending::Abandoned), _) => "abandoned",
+        (None, _) if c.transport == Transport::Udp => "active",
+        (None, Origin::Connect) if c.connected.is_none() => "connecting",
+        (None, _) => "open",
+    }
+}
+
+fn failure(c: &Connection) -> Option<String> {
+    let code = c.status.filter(|&s| s >= 0x8000_0000)?;
+    Some(errors::ntstatus(code))
+}
+
+impl Network {
+    /// Gathers every table.
+    pub fn report(&self) -> Report {
+        let mut g = Gatherer::new(self);
+        let mut requests = Vec::new();
+        g.wininet_rows(&mut requests);
+        g.webio_rows(&mut requests);
+        g.ldap_rows(&mut requests);
+        g.winsock_rows(&mut requests);
+        g.transport_rows(&mut requests);
+        requests.sort_by_key(|r| r.start);
+        let connections = self.connection_rows(&g.claimed);
+        Report {
+            trace_start: self.trace_start,
+            trace_end: self.trace_end,
+            requests,
+            connections,
+            dns: self.dns_rows(),
+            http_server: self.server_rows(),
+        }
+    }
+
+    fn connection_rows(&self, claimed: &[Option<Layer>]) -> Vec<ConnectionRow> {
+        let mut rows: Vec<ConnectionRow> = self
+            .connections
+            .iter()
+            .map(|(id, c)| {
+                let pid = c.pid.or(c.alt_pid);
+                let server = c
+                    .dns_name
+                    .clone()
+                    .or_else(|| c.remote.and_then(|r| self.dns.name_of(&r.address)).map(|n| n.name.clone()));
+                let bytes = c.bytes();
+                let end = c.end();
+                ConnectionRow {
+                    process: self.process_name(pid, c.opened).map(str::to_string),
+                    pid,
+                    thread: c.tid,
+                    protocol: c.transport.name(),
+                    local: c.local,
+                    remote: c.remote,
+                    server,
+                    state: state(c),
+                    origin: c.origin.name(),
+                    bytes_sent: bytes.sent,
+                    bytes_received: bytes.received,
+                    retransmits: c.retransmits,
+                    start: c.opened,
+                    end: Some(end.unwrap_or(self.trace_end)),
+                    open_at_end: end.is_none(),
+                    layer: claimed.get(id).copied().flatten(),
+                    error: failure(c),
+                    pointer: c.pointer,
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| r.start);
+        rows
+    }
+
+    fn dns_rows(&self) -> Vec<DnsRow> {
+        let mut rows: Vec<DnsRow> = self
+            .dns
+            .queries()
+            .iter()
+            .map(|q| DnsRow {
+                kind: "query",
+                process: self.process_name(q.pid, q.start).map(str::to_string),
+                pid: q.pid,
+                thread: q.tid,
+                name: q.name.clone(),
+                record_type: q.record_type.map(|t| record_type_name(t).map_or_else(|| t.to_string(), str::to_string)),
+                status: q.status.map(errors::dns),
+                answers: q.answers.clone(),
+                aliases: q.aliases.clone(),
+                cached: q.cached,
+                servers: q.servers.clone(),
+                resolvers: q.resolvers.iter().map(|r: &Resolver| r.name()).collect(),
+                start: q.start,
+                end: q.end,
+                activity: (!q.activity.is_zero()).then_some(q.activity),
+            })
+            .collect();
+        rows.extend(self.dns.servers().iter().map(|s| DnsRow {
+            kind: "server",
+            process: None,
+            pid: None,
+            thread: None,
+            name: s.interface.clone(),
+            record_type: None,
+            status: None,
+            answers: vec![s.address.address],
+            aliases: Vec::new(),
+            cached: false,
+            servers: Vec::new(),
+            resolvers: vec![Resolver::DnsClient.name()],
+            start: s.time,
+            end: None,
+            activity: None,
+        }));
+        rows.sort_by_key(|r| r.start);
+        rows
+    }
+
+    fn server_rows(&self) -> Vec<ServerRow> {
+        self.http_server
+            .requests
+            .iter()
+            .map(|r| ServerRow {
+                request_id: r.request_id,
+                connection_id: r.connection_id,
+                verb: r.verb.clone(),
+                url: r.url.clone(),
+                status: r.status,
+                bytes_sent: r.bytes_sent,
+                client: r.client,
+                server: r.server,
+                site: r.site,
+                queue: r.queue.clone(),
+                process: self.process_name(r.worker_pid, r.received).map(str::to_string),
+                pid: r.worker_pid,
+                start: r.received,
+                end: r.last,
+                error: r.error.map(errors::ntstatus),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_parts() {
+        assert_eq!(url_host("https://user@www.example.com:8443/a?b"), Some("www.example.com"));
+        assert_eq!(url_host("http://[2001:db8::1]:8080/"), Some("2001:db8::1"));
+        assert_eq!(url_port("https://www.example.com/x"), Some(443));
+        assert_eq!(url_port("http://[2001:db8::1]:8080/"), Some(8080));
+        assert_eq!(url_port("http://host:81"), Some(81));
+        assert_eq!(scheme("https://x/"), Some("HTTPS".to_string()));
+    }
+}
