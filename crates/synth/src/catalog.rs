@@ -1,0 +1,314 @@
+//! What the synthesizer knows of each event: the built-in layout (fields, in
+//! wire order) from `nettrail-decode`, and the EVENT_DESCRIPTOR Windows logs
+//! it with. Descriptors come from the layout files' `event` lines where the
+//! facts have them (TCPIP, Kernel-Network, WinINet, HttpService, …), else
+//! from per-provider defaults: level 4, the provider's keyword from the
+//! NetBlame capture profile, and the first channel (16) with its keyword bit,
+//! which is how the real traces' manifest events arrive.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use nettrail_decode::builtin::{BuiltIn, LAYOUT_FILES};
+use nettrail_decode::{EventSchema, ProviderInfo, SchemaKey};
+use nettrail_etl::Guid;
+use nettrail_etl::write::Descriptor;
+
+/// A provider or event the built-in layouts do not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CatalogError {
+    UnknownProvider(String),
+    UnknownEvent { provider: String, id: u16, version: u8 },
+    UnknownKernelClass(String),
+    UnknownKernelEvent { class: String, opcode: u8, version: Option<u8> },
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CatalogError::UnknownProvider(p) => write!(f, "no built-in layouts for provider {p:?}"),
+            CatalogError::UnknownEvent { provider, id, version } => {
+                write!(f, "provider {provider} has no built-in layout for event {id} version {version}")
+            }
+            CatalogError::UnknownKernelClass(c) => write!(f, "no kernel event class {c:?}"),
+            CatalogError::UnknownKernelEvent { class, opcode, version: Some(v) } => {
+                write!(f, "kernel class {class} has no layout for opcode {opcode} version {v}")
+            }
+            CatalogError::UnknownKernelEvent { class, opcode, version: None } => {
+                write!(f, "kernel class {class} has no layout for opcode {opcode}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CatalogError {}
+
+/// A manifest event: where it comes from, what it holds, how it is logged.
+#[derive(Clone, Debug)]
+pub struct EventLayout {
+    pub provider: Arc<ProviderInfo>,
+    pub id: u16,
+    pub version: u8,
+    pub schema: Arc<EventSchema>,
+    pub descriptor: Descriptor,
+}
+
+/// A classic kernel (or KernelTraceControl) event class's layout.
+#[derive(Clone, Debug)]
+pub struct KernelLayout {
+    pub class: Guid,
+    /// The hook group; `None` for classes logged as classic FULL_HEADER
+    /// records (KernelTraceControl's merge-time metadata).
+    pub group: Option<u8>,
+    pub opcode: u8,
+    pub version: u8,
+    pub schema: Arc<EventSchema>,
+}
+
+/// What an `event` line of a layout file states about the descriptor.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stated {
+    task: Option<u16>,
+    opcode: Option<u8>,
+    level: Option<u8>,
+    keywords: Option<u64>,
+    channel: Option<u8>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    /// Manifest providers by lowercase name.
+    providers: HashMap<String, Guid>,
+    /// Kernel classes by lowercase name.
+    kernel: HashMap<String, Guid>,
+    stated: HashMap<(Guid, u16, u8), Stated>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut t = Tables::default();
+        for (path, text) in LAYOUT_FILES {
+            read_file(path, text, &mut t);
+        }
+        t
+    })
+}
+
+/// Words of a line outside double quotes (messages are quoted).
+fn unquoted_words(line: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let (mut quoted, mut escaped, mut start) = (false, false, None);
+    for (i, c) in line.char_indices() {
+        if quoted {
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => quoted = false,
+                _ => escaped = false,
+            }
+        } else if c == '"' {
+            if let Some(s) = start.take() {
+                words.push(&line[s..i]);
+            }
+            quoted = true;
+        } else if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                words.push(&line[s..i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start.filter(|_| !quoted) {
+        words.push(&line[s..]);
+    }
+    words
+}
+
+fn number(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// Collects names and stated descriptors; the decode crate has parsed (and
+/// tested) the same files, so lines that do not read are simply skipped.
+fn read_file(path: &str, text: &str, t: &mut Tables) {
+    let mut provider = None;
+    for line in text.lines().filter(|l| !l.starts_with([' ', '\t', '#'])) {
+        let w = unquoted_words(line);
+        match w.as_slice() {
+            ["provider", name, guid, ..] => {
+                provider = guid.parse::<Guid>().ok();
+                if let Some(g) = provider {
+                    t.providers.insert(name.to_ascii_lowercase(), g);
+                }
+            }
+            ["kernel", name, guid, ..] => {
+                if let Ok(g) = guid.parse::<Guid>() {
+                    t.kernel.insert(name.to_ascii_lowercase(), g);
+                }
+            }
+            ["event", ids, versions, rest @ ..] if path.starts_with("providers") => {
+                let Some(guid) = provider else { continue };
+                let mut stated = Stated::default();
+                for word in rest {
+                    match word.split_once('=') {
+                        Some(("task", v)) => stated.task = number(v).and_then(|n| u16::try_from(n).ok()),
+                        Some(("opcode", v)) => stated.opcode = number(v).and_then(|n| u8::try_from(n).ok()),
+                        Some(("level", v)) => stated.level = number(v).and_then(|n| u8::try_from(n).ok()),
+                        Some(("keywords", v)) => stated.keywords = number(v),
+                        Some(("channel", v)) => stated.channel = number(v).and_then(|n| u8::try_from(n).ok()),
+                        _ => {}
+                    }
+                }
+                let Some(range) = versions.strip_prefix('v') else { continue };
+                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+                let (Some(lo), Some(hi)) = (number(lo), number(hi)) else { continue };
+                for id in ids.split(',').filter_map(|s| number(s).and_then(|n| u16::try_from(n).ok())) {
+                    for version in lo..=hi.min(255) {
+                        t.stated.insert((guid, id, version as u8), stated);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The GUID of a provider given by GUID, by name, or by name without the
+/// `Microsoft-Windows-` prefix (`"TCPIP"`, `"Winsock-AFD"`), in any case.
+pub fn provider_guid(provider: &str) -> Result<Guid, CatalogError> {
+    if let Ok(g) = provider.trim_matches(['{', '}']).parse::<Guid>() {
+        return Ok(g);
+    }
+    let t = tables();
+    let lower = provider.to_ascii_lowercase();
+    t.providers
+        .get(&lower)
+        .or_else(|| t.providers.get(&format!("microsoft-windows-{lower}")))
+        .copied()
+        .ok_or_else(|| CatalogError::UnknownProvider(provider.to_string()))
+}
+
+/// The keyword bit Windows' message compiler gives a channel: the first
+/// channel a provider declares (16) gets bit 63, the next bit 62, and so on.
+pub fn channel_keyword(channel: u8) -> u64 {
+    match channel {
+        16..=31 => 1 << (63 - u32::from(channel - 16)),
+        _ => 0,
+    }
+}
+
+/// Keywords of events whose layout states none: the keyword the NetBlame
+/// capture profile enables the provider with where it names one.
+fn default_keywords(provider: &Guid) -> u64 {
+    const WINSOCK_AFD: Guid = Guid::parse_const("e53c6823-7bb8-44bb-90dc-3f86090d48a6");
+    if *provider == WINSOCK_AFD { 0x4 } else { 0 }
+}
+
+/// The layout and descriptor of a manifest event.
+pub fn event_layout(provider: &str, id: u16, version: u8) -> Result<EventLayout, CatalogError> {
+    let guid = provider_guid(provider)?;
+    let built_in = BuiltIn::get();
+    let info = built_in.providers.get(&guid).ok_or_else(|| CatalogError::UnknownProvider(provider.to_string()))?;
+    let schema = built_in
+        .events
+        .get(&SchemaKey::Manifest { provider: guid, id, version })
+        .cloned()
+        .ok_or_else(|| CatalogError::UnknownEvent { provider: info.name.clone(), id, version })?;
+    Ok(EventLayout { provider: info.clone(), id, version, schema, descriptor: descriptor(guid, id, version) })
+}
+
+/// The descriptor of a manifest event: the stated one of this version, or of
+/// another version of the same id, completed with the provider's defaults.
+pub fn descriptor(provider: Guid, id: u16, version: u8) -> Descriptor {
+    let stated = &tables().stated;
+    let own = stated.get(&(provider, id, version)).copied().unwrap_or_default();
+    let sibling = (0..=255u8)
+        .rev()
+        .filter(|v| *v != version)
+        .filter_map(|v| stated.get(&(provider, id, v)))
+        .find(|s| s.level.is_some())
+        .copied()
+        .unwrap_or_default();
+    let pick = if own.level.is_some() { own } else { sibling };
+    let channel = pick.channel.unwrap_or(16);
+    Descriptor {
+        id,
+        version,
+        channel,
+        level: pick.level.unwrap_or(4),
+        opcode: pick.opcode.unwrap_or(0),
+        task: pick.task.unwrap_or(0),
+        keywords: pick.keywords.unwrap_or_else(|| default_keywords(&provider)) | channel_keyword(channel),
+    }
+}
+
+/// A kernel event class by name (`"Process"`, `"TcpIp"`, `"SysConfig"`) or GUID.
+pub fn kernel_class(class: &str) -> Result<Guid, CatalogError> {
+    if let Ok(g) = class.parse::<Guid>() {
+        return Ok(g);
+    }
+    tables()
+        .kernel
+        .get(&class.to_ascii_lowercase())
+        .copied()
+        .ok_or_else(|| CatalogError::UnknownKernelClass(class.to_string()))
+}
+
+/// The layout of a kernel event: the given version, or the newest the
+/// built-in layouts have (what a Windows 10 kernel logs).
+pub fn kernel_layout(class: Guid, opcode: u8, version: Option<u8>) -> Result<KernelLayout, CatalogError> {
+    let events = &BuiltIn::get().events;
+    let found = match version {
+        Some(v) => events.get(&SchemaKey::Classic { class, opcode, version: v }).map(|s| (v, s)),
+        None => (0..=255u8)
+            .rev()
+            .find_map(|v| events.get(&SchemaKey::Classic { class, opcode, version: v }).map(|s| (v, s))),
+    };
+    let (version, schema) =
+        found.ok_or_else(|| CatalogError::UnknownKernelEvent { class: class.to_string(), opcode, version })?;
+    let group = nettrail_etl::kernel::GROUPS.iter().find(|(_, _, g)| *g == class).map(|(n, _, _)| *n);
+    Ok(KernelLayout { class, group, opcode, version, schema: schema.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_by_name_alias_and_guid() {
+        let tcpip = Guid::parse_const("2f07e2ee-15db-40f1-90ef-9d7ba282188a");
+        assert_eq!(provider_guid("Microsoft-Windows-TCPIP"), Ok(tcpip));
+        assert_eq!(provider_guid("tcpip"), Ok(tcpip));
+        assert_eq!(provider_guid("{2f07e2ee-15db-40f1-90ef-9d7ba282188a}"), Ok(tcpip));
+        assert!(matches!(provider_guid("Nope"), Err(CatalogError::UnknownProvider(_))));
+    }
+
+    #[test]
+    fn stated_descriptors_and_defaults() {
+        // Kernel-Network states its descriptor; the channel adds bit 63.
+        let d = event_layout("Kernel-Network", 10, 0).unwrap().descriptor;
+        assert_eq!((d.task, d.opcode, d.level, d.channel, d.keywords), (10, 10, 4, 16, 0x8000_0000_0000_0010));
+        // WebIO's layouts state none: level 4, channel 16 and its bit.
+        let d = event_layout("WebIO", 17, 0).unwrap().descriptor;
+        assert_eq!((d.level, d.channel, d.keywords), (4, 16, 0x8000_0000_0000_0000));
+        let d = event_layout("Winsock-AFD", 1000, 0).unwrap().descriptor;
+        assert_eq!(d.keywords, 0x8000_0000_0000_0004);
+        assert!(matches!(event_layout("TCPIP", 65000, 0), Err(CatalogError::UnknownEvent { .. })));
+        assert_eq!(unquoted_words(r#"event 1 v0 task=2 "a=b \"c\" d" x=1"#), ["event", "1", "v0", "task=2", "x=1"]);
+    }
+
+    #[test]
+    fn kernel_layouts_newest_by_default() {
+        let process = kernel_class("Process").unwrap();
+        let l = kernel_layout(process, 3, None).unwrap();
+        assert_eq!((l.group, l.version), (Some(3), 4));
+        assert_eq!(kernel_layout(kernel_class("Thread").unwrap(), 3, None).unwrap().version, 3);
+        let sysconfig = kernel_layout(kernel_class("SysConfig").unwrap(), 35, None).unwrap();
+        assert_eq!(sysconfig.group, None);
+    }
+}
