@@ -197,6 +197,12 @@ fn http_server_gives_one_row_per_request() {
     assert_eq!(first["server"], "[2001:4898:0:fff:0:5efe:a78:109d]:80");
     assert_eq!(first["start_utc"], "2011-01-23T22:07:27.2266110Z");
     assert_eq!(first["duration_s"].as_f64(), Some(0.000647));
+    // Every event of the request, followed by its activity: receipt, parse, delivery, response.
+    let activity = first["activity"].as_str().unwrap();
+    let events = nettrail(&["dump", "--format", "jsonl", "--activity", activity, &trace]);
+    assert_eq!(first["activity_events"].as_u64(), Some(events.len() as u64));
+    let ids: Vec<u64> = events.iter().map(|e| e["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 10]);
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! joins across layers that need the whole picture happen in [`crate::report`].
 
 use nettrail_decode::fasthash::FastMap;
-
 use nettrail_etl::Guid;
 
 use crate::dns::Dns;
@@ -13,18 +12,21 @@ use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, webio
 use crate::transport::Connections;
 use crate::winsock::Sockets;
 
-/// The events of one activity id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The network events of one activity id.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Activity {
     pub first: Time,
     pub last: Time,
     pub events: u64,
-    /// The activity that started it (its events' related activity id).
-    pub parent: Option<Guid>,
+    /// Activities linked to it by a related activity id, either way round:
+    /// providers differ on which side of a transfer names which (Http.sys
+    /// names each new request from an event of its connection's activity;
+    /// EventWriteTransfer callers name the parent from the child).
+    pub related: Vec<Guid>,
 }
 
-/// Network events grouped by activity id, with the related-activity links
-/// that chain a request's activities together.
+/// Network events grouped by activity id, with the links related activity
+/// ids make between activities, so a request can be followed event by event.
 #[derive(Debug, Default)]
 pub struct Activities {
     map: FastMap<Guid, Activity>,
@@ -35,40 +37,25 @@ impl Activities {
         if head.activity.is_zero() {
             return;
         }
-        let a = self.map.entry(head.activity).or_insert(Activity {
-            first: head.time,
-            last: head.time,
-            events: 0,
-            parent: None,
-        });
+        let new = |time| Activity { first: time, last: time, events: 0, related: Vec::new() };
+        let a = self.map.entry(head.activity).or_insert_with(|| new(head.time));
         a.events += 1;
         a.last = a.last.max(head.time);
-        if a.parent.is_none() && !head.related.is_zero() && head.related != head.activity {
-            a.parent = Some(head.related);
+        if !head.related.is_zero() && head.related != head.activity {
+            if !a.related.contains(&head.related) {
+                a.related.push(head.related);
+            }
+            // The related activity counts this event as one of its own too.
+            let r = self.map.entry(head.related).or_insert_with(|| new(head.time));
+            r.events += 1;
+            if !r.related.contains(&head.activity) {
+                r.related.push(head.activity);
+            }
         }
     }
 
     pub fn get(&self, id: &Guid) -> Option<&Activity> {
         self.map.get(id)
-    }
-
-    /// An activity and every activity descending from it, parents first.
-    pub fn family(&self, root: Guid) -> Vec<Guid> {
-        let mut out = vec![root];
-        let mut i = 0;
-        while i < out.len() {
-            let parent = out[i];
-            let mut children: Vec<(Time, Guid)> =
-                self.map.iter().filter(|(_, a)| a.parent == Some(parent)).map(|(g, a)| (a.first, *g)).collect();
-            children.sort();
-            for (_, g) in children {
-                if !out.contains(&g) {
-                    out.push(g);
-                }
-            }
-            i += 1;
-        }
-        out
     }
 
     pub fn len(&self) -> usize {

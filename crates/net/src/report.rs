@@ -79,6 +79,8 @@ pub struct RequestRow {
     pub open_at_end: bool,
     pub error: Option<String>,
     pub activity: Option<Guid>,
+    /// Events of the activity (with those naming it as related): what `dump --activity` shows.
+    pub activity_events: Option<u64>,
     pub local: Option<Endpoint>,
     /// The transport record the row claimed.
     pub connection: Option<ConnId>,
@@ -148,6 +150,9 @@ pub struct ServerRow {
     pub start: Time,
     pub end: Time,
     pub error: Option<String>,
+    pub activity: Option<Guid>,
+    /// Events of the activity (with those naming it as related).
+    pub activity_events: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -396,6 +401,7 @@ impl<'n> Gatherer<'n> {
                 open_at_end: ended.is_none(),
                 error: None,
                 activity: (!r.activity.is_zero()).then_some(r.activity),
+                activity_events: None,
                 local: r.local.or(c.and_then(|c| c.local)),
                 connection: conn,
                 url,
@@ -498,6 +504,7 @@ impl<'n> Gatherer<'n> {
                     open_at_end: end.is_none(),
                     error,
                     activity: (!r.activity.is_zero()).then_some(r.activity),
+                    activity_events: None,
                     local: c.and_then(|c| c.local),
                     connection: conn,
                     url,
@@ -545,6 +552,7 @@ impl<'n> Gatherer<'n> {
                 open_at_end: false,
                 error: None,
                 activity: None,
+                activity_events: None,
                 local: socket.and_then(|s| s.local),
                 connection: op.socket.and_then(|s| self.sock_conn[s]),
             });
@@ -592,6 +600,7 @@ impl<'n> Gatherer<'n> {
                         open_at_end: false,
                         error: error.clone(),
                         activity: None,
+                        activity_events: None,
                         local: s.local,
                         connection: conn,
                     });
@@ -631,6 +640,7 @@ impl<'n> Gatherer<'n> {
                 open_at_end: s.closed.is_none(),
                 error,
                 activity: None,
+                activity_events: None,
                 local: s.local,
                 connection: conn,
             });
@@ -682,6 +692,7 @@ impl<'n> Gatherer<'n> {
                 open_at_end: end.is_none(),
                 error: failure(c),
                 activity: None,
+                activity_events: None,
                 local: c.local,
                 connection: Some(id),
             });
@@ -718,6 +729,9 @@ impl Network {
         g.winsock_rows(&mut requests);
         g.transport_rows(&mut requests);
         requests.sort_by_key(|r| r.start);
+        for r in &mut requests {
+            r.activity_events = r.activity.and_then(|a| self.activities.get(&a)).map(|a| a.events);
+        }
         let connections = self.connection_rows(&g.claimed);
         Report {
             trace_start: self.trace_start,
@@ -831,6 +845,8 @@ impl Network {
                 start: r.received,
                 end: r.last,
                 error: r.error.map(errors::ntstatus),
+                activity: (!r.activity.is_zero()).then_some(r.activity),
+                activity_events: self.activities.get(&r.activity).map(|a| a.events),
             })
             .collect()
     }

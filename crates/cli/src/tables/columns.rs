@@ -54,6 +54,7 @@ pub fn requests(report: &Report) -> Vec<Column<RequestRow>> {
         column("open_at_end", false, |r: &RequestRow| Cell::Bool(r.open_at_end)),
         column("error", false, |r: &RequestRow| Cell::opt(r.error.clone())),
         column("activity", false, |r: &RequestRow| guid(r.activity)),
+        column("activity_events", false, |r: &RequestRow| Cell::opt(r.activity_events)),
         column("local", false, |r: &RequestRow| Cell::opt(r.local.map(|e| e.to_string()))),
         column("url", true, |r: &RequestRow| Cell::opt(r.url.clone())),
     ]
@@ -173,6 +174,8 @@ pub fn http_server(report: &Report) -> Vec<Column<ServerRow>> {
         column("pid", false, |r: &ServerRow| Cell::opt(r.pid)),
         column("start_utc", false, |r: &ServerRow| utc(r.start)),
         column("error", false, |r: &ServerRow| Cell::opt(r.error.clone())),
+        column("activity", false, |r: &ServerRow| guid(r.activity)),
+        column("activity_events", false, |r: &ServerRow| Cell::opt(r.activity_events)),
         column("url", true, |r: &ServerRow| Cell::opt(r.url.clone())),
     ]
 }

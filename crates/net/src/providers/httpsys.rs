@@ -11,6 +11,8 @@
 
 use nettrail_decode::fasthash::FastMap;
 
+use nettrail_etl::Guid;
+
 use crate::address::Endpoint;
 use crate::event::{Head, Props, Time};
 use crate::model::Network;
@@ -33,6 +35,8 @@ pub struct ServerRequest {
     /// The worker process that answered (its response events' process).
     pub worker_pid: Option<u32>,
     pub error: Option<u32>,
+    /// The request's own activity (its receipt names it as the related activity).
+    pub activity: Guid,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +162,7 @@ impl Network {
                     server,
                     received: t,
                     last: t,
+                    activity: head.related,
                     ..ServerRequest::default()
                 });
                 s.by_id.insert(request, i);
