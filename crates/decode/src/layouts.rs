@@ -34,7 +34,7 @@ use std::sync::Arc;
 use nettrail_etl::Guid;
 
 use crate::intype::{InType, OutType};
-use crate::schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap, standard_opcode};
+use crate::schema::{Declared, EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap, standard_opcode};
 
 /// An error in a layout file, with its line number.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,8 +103,8 @@ fn small<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
 struct PendingEvent {
     keys: Vec<(SchemaKey, Option<String>)>,
     name: Option<String>,
-    task: Option<u16>,
-    opcode: Option<u8>,
+    /// The descriptor values the line states (task and opcode also name the event).
+    declared: Declared,
     message: Option<String>,
     /// (field, `len=@name`, `count=@name`).
     fields: Vec<(Field, Option<String>, Option<String>)>,
@@ -216,13 +216,13 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     let mut events = Vec::new();
     for event in pending {
         let fields = resolve(event.fields).map_err(|message| LayoutError { line: 0, message })?;
-        let task = event.task.and_then(|t| names.tasks.get(&t).cloned());
+        let task = event.declared.task.and_then(|t| names.tasks.get(&t).cloned());
         for (key, opcode_name) in &event.keys {
-            let opcode = match (opcode_name, event.opcode) {
+            let opcode = match (opcode_name, event.declared.opcode) {
                 (Some(name), _) => Some(name.clone()),
                 (None, Some(op)) => names
                     .opcodes
-                    .get(&(event.task, op))
+                    .get(&(event.declared.task, op))
                     .or_else(|| names.opcodes.get(&(None, op)))
                     .cloned()
                     .or_else(|| standard_opcode(op).map(str::to_string)),
@@ -236,6 +236,7 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 opcode,
                 message: event.message.clone(),
                 fields: fields.clone(),
+                declared: event.declared,
             };
             events.push((*key, Arc::new(schema)));
         }
@@ -258,14 +259,16 @@ fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> 
     let ids = w.get(1).ok_or("event needs an id")?;
     let versions = version_range(w.get(2).ok_or("event needs a version")?)?;
     let mut event =
-        PendingEvent { keys: Vec::new(), name: None, task: None, opcode: None, message: None, fields: Vec::new() };
+        PendingEvent { keys: Vec::new(), name: None, declared: Declared::default(), message: None, fields: Vec::new() };
     let mut opcode_names: Vec<String> = Vec::new();
     for word in w.iter().skip(3) {
         match word.split_once('=') {
             Some(("name", v)) => event.name = Some(v.to_string()),
-            Some(("task", v)) => event.task = Some(small(v)?),
-            Some(("opcode", v)) => event.opcode = Some(small(v)?),
-            Some(("level" | "keywords" | "channel", _)) => {}
+            Some(("task", v)) => event.declared.task = Some(small(v)?),
+            Some(("opcode", v)) => event.declared.opcode = Some(small(v)?),
+            Some(("level", v)) => event.declared.level = Some(small(v)?),
+            Some(("keywords", v)) => event.declared.keywords = Some(number(v)?),
+            Some(("channel", v)) => event.declared.channel = Some(small(v)?),
             _ if classic.is_some() && opcode_names.is_empty() && event.message.is_none() => {
                 opcode_names = word.split(',').map(str::to_string).collect();
             }

@@ -27,5 +27,5 @@ pub use coverage::{Coverage, ProviderCoverage};
 pub use intype::{InType, OutType};
 pub use names::EventNames;
 pub use registry::{LookupCache, SchemaSet, Schemas, Undecoded};
-pub use schema::{EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
+pub use schema::{Declared, EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
 pub use value::Value;

@@ -182,6 +182,7 @@ fn manifest_data(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
         opcode: None,
         message: None,
         fields,
+        declared: Default::default(),
     })
 }
 
@@ -195,6 +196,7 @@ fn string_only(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
         opcode: None,
         message: Some("%1".into()),
         fields: vec![Field::new("String", InType::UnicodeString)],
+        declared: Default::default(),
     })
 }
 

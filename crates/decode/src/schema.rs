@@ -212,6 +212,19 @@ pub struct EventSchema {
     /// Format string with `%1`… inserts.
     pub message: Option<String>,
     pub fields: Vec<Field>,
+    /// The descriptor values the schema's source states (built-in layouts
+    /// state them where the facts have them): what a writer logs the event with.
+    pub declared: Declared,
+}
+
+/// EVENT_DESCRIPTOR values a schema source states for an event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    pub task: Option<u16>,
+    pub opcode: Option<u8>,
+    pub level: Option<u8>,
+    pub keywords: Option<u64>,
+    pub channel: Option<u8>,
 }
 
 /// How an event is looked up: manifest-style providers by (provider, id,

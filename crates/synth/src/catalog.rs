@@ -1,7 +1,7 @@
 //! What the synthesizer knows of each event: the built-in layout (fields, in
 //! wire order) from `nettrail-decode`, and the EVENT_DESCRIPTOR Windows logs
-//! it with. Descriptors come from the layout files' `event` lines where the
-//! facts have them (TCPIP, Kernel-Network, WinINet, HttpService, …), else
+//! it with. Descriptors come from what the layouts state where the facts
+//! have them (TCPIP, Kernel-Network, WinINet, HttpService, …), else
 //! from per-provider defaults: level 4, the provider's keyword from the
 //! NetBlame capture profile, and the first channel (16) with its keyword bit,
 //! which is how the real traces' manifest events arrive.
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use nettrail_decode::builtin::{BuiltIn, LAYOUT_FILES};
+use nettrail_decode::builtin::BuiltIn;
 use nettrail_decode::{EventSchema, ProviderInfo, SchemaKey};
 use nettrail_etl::Guid;
 use nettrail_etl::write::Descriptor;
@@ -66,116 +66,27 @@ pub struct KernelLayout {
     pub schema: Arc<EventSchema>,
 }
 
-/// What an `event` line of a layout file states about the descriptor.
-#[derive(Clone, Copy, Debug, Default)]
-struct Stated {
-    task: Option<u16>,
-    opcode: Option<u8>,
-    level: Option<u8>,
-    keywords: Option<u64>,
-    channel: Option<u8>,
-}
-
 #[derive(Debug, Default)]
 struct Tables {
     /// Manifest providers by lowercase name.
     providers: HashMap<String, Guid>,
     /// Kernel classes by lowercase name.
     kernel: HashMap<String, Guid>,
-    stated: HashMap<(Guid, u16, u8), Stated>,
 }
 
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| {
         let mut t = Tables::default();
-        for (path, text) in LAYOUT_FILES {
-            read_file(path, text, &mut t);
+        for (key, schema) in &BuiltIn::get().events {
+            let name = schema.provider.name.to_ascii_lowercase();
+            match *key {
+                SchemaKey::Manifest { provider, .. } => t.providers.insert(name, provider),
+                SchemaKey::Classic { class, .. } => t.kernel.insert(name, class),
+            };
         }
         t
     })
-}
-
-/// Words of a line outside double quotes (messages are quoted).
-fn unquoted_words(line: &str) -> Vec<&str> {
-    let mut words = Vec::new();
-    let (mut quoted, mut escaped, mut start) = (false, false, None);
-    for (i, c) in line.char_indices() {
-        if quoted {
-            match (escaped, c) {
-                (false, '\\') => escaped = true,
-                (false, '"') => quoted = false,
-                _ => escaped = false,
-            }
-        } else if c == '"' {
-            if let Some(s) = start.take() {
-                words.push(&line[s..i]);
-            }
-            quoted = true;
-        } else if c.is_whitespace() {
-            if let Some(s) = start.take() {
-                words.push(&line[s..i]);
-            }
-        } else if start.is_none() {
-            start = Some(i);
-        }
-    }
-    if let Some(s) = start.filter(|_| !quoted) {
-        words.push(&line[s..]);
-    }
-    words
-}
-
-fn number(s: &str) -> Option<u64> {
-    match s.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
-/// Collects names and stated descriptors; the decode crate has parsed (and
-/// tested) the same files, so lines that do not read are simply skipped.
-fn read_file(path: &str, text: &str, t: &mut Tables) {
-    let mut provider = None;
-    for line in text.lines().filter(|l| !l.starts_with([' ', '\t', '#'])) {
-        let w = unquoted_words(line);
-        match w.as_slice() {
-            ["provider", name, guid, ..] => {
-                provider = guid.parse::<Guid>().ok();
-                if let Some(g) = provider {
-                    t.providers.insert(name.to_ascii_lowercase(), g);
-                }
-            }
-            ["kernel", name, guid, ..] => {
-                if let Ok(g) = guid.parse::<Guid>() {
-                    t.kernel.insert(name.to_ascii_lowercase(), g);
-                }
-            }
-            ["event", ids, versions, rest @ ..] if path.starts_with("providers") => {
-                let Some(guid) = provider else { continue };
-                let mut stated = Stated::default();
-                for word in rest {
-                    match word.split_once('=') {
-                        Some(("task", v)) => stated.task = number(v).and_then(|n| u16::try_from(n).ok()),
-                        Some(("opcode", v)) => stated.opcode = number(v).and_then(|n| u8::try_from(n).ok()),
-                        Some(("level", v)) => stated.level = number(v).and_then(|n| u8::try_from(n).ok()),
-                        Some(("keywords", v)) => stated.keywords = number(v),
-                        Some(("channel", v)) => stated.channel = number(v).and_then(|n| u8::try_from(n).ok()),
-                        _ => {}
-                    }
-                }
-                let Some(range) = versions.strip_prefix('v') else { continue };
-                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-                let (Some(lo), Some(hi)) = (number(lo), number(hi)) else { continue };
-                for id in ids.split(',').filter_map(|s| number(s).and_then(|n| u16::try_from(n).ok())) {
-                    for version in lo..=hi.min(255) {
-                        t.stated.insert((guid, id, version as u8), stated);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// The GUID of a provider given by GUID, by name, or by name without the
@@ -222,19 +133,17 @@ pub fn event_layout(provider: &str, id: u16, version: u8) -> Result<EventLayout,
     Ok(EventLayout { provider: info.clone(), id, version, schema, descriptor: descriptor(guid, id, version) })
 }
 
-/// The descriptor of a manifest event: the stated one of this version, or of
-/// another version of the same id, completed with the provider's defaults.
+/// The descriptor of a manifest event: the one its layout states, or
+/// another version's of the same id, completed with the provider's defaults.
 pub fn descriptor(provider: Guid, id: u16, version: u8) -> Descriptor {
-    let stated = &tables().stated;
-    let own = stated.get(&(provider, id, version)).copied().unwrap_or_default();
-    let sibling = (0..=255u8)
-        .rev()
-        .filter(|v| *v != version)
-        .filter_map(|v| stated.get(&(provider, id, v)))
-        .find(|s| s.level.is_some())
-        .copied()
-        .unwrap_or_default();
-    let pick = if own.level.is_some() { own } else { sibling };
+    let events = &BuiltIn::get().events;
+    let declared = |v| events.get(&SchemaKey::Manifest { provider, id, version: v }).map(|s| s.declared);
+    let own = declared(version).unwrap_or_default();
+    let pick = if own.level.is_some() {
+        own
+    } else {
+        (0..=255u8).rev().filter(|v| *v != version).filter_map(declared).find(|d| d.level.is_some()).unwrap_or_default()
+    };
     let channel = pick.channel.unwrap_or(16);
     Descriptor {
         id,
@@ -299,7 +208,6 @@ mod tests {
         let d = event_layout("Winsock-AFD", 1000, 0).unwrap().descriptor;
         assert_eq!(d.keywords, 0x8000_0000_0000_0004);
         assert!(matches!(event_layout("TCPIP", 65000, 0), Err(CatalogError::UnknownEvent { .. })));
-        assert_eq!(unquoted_words(r#"event 1 v0 task=2 "a=b \"c\" d" x=1"#), ["event", "1", "v0", "task=2", "x=1"]);
     }
 
     #[test]

@@ -369,6 +369,7 @@ impl EmbeddedMetadata {
                 opcode: event.opcode,
                 message: event.message,
                 fields: event.fields,
+                declared: Default::default(),
             };
             set.events.insert(key, Arc::new(schema));
         }

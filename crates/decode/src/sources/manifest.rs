@@ -219,6 +219,7 @@ fn provider(node: Node<'_, '_>, strings: &Strings<'_>, source: Source) -> Result
             opcode,
             message: strings.text(event, "message")?,
             fields,
+            declared: Default::default(),
         };
         events.push((SchemaKey::Manifest { provider: provider.guid, id, version }, Arc::new(schema)));
     }

@@ -129,6 +129,7 @@ pub fn parse(provider: Arc<ProviderInfo>, metadata: &[u8]) -> Result<EventSchema
         opcode: None,
         message: None,
         fields,
+        declared: Default::default(),
     })
 }
 
