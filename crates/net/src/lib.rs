@@ -4,7 +4,7 @@
 //!
 //! [`analyze`] makes one pass over a trace and builds a [`Network`]: every
 //! layer's records (TCP and UDP in [`transport`], sockets in [`winsock`],
-//! names in [`dns`], WinINet, WinHTTP/WebIO, Http.sys and LDAP requests in
+//! names in [`dns`], WinINet, WinHTTP/WebIO, URLMon, Http.sys and LDAP requests in
 //! their provider modules), each built from its providers' events as they
 //! come, in time order. [`Network::report`] joins the layers into tables:
 //! requests (one row per request or connection at its highest layer),
@@ -40,6 +40,7 @@ pub use analyze::{Analysis, analyze};
 pub use model::{Activities, Activity, Network};
 pub use providers::httpsys::{HttpServer, ServerRequest};
 pub use providers::ldap::{Ldap, Operation};
+pub use providers::urlmon::{UrlMon, UrlRequest};
 pub use providers::webio::WebIo;
 pub use providers::wininet::WinInet;
 pub use report::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow};

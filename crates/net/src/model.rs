@@ -8,7 +8,7 @@ use nettrail_etl::Guid;
 use crate::dns::Dns;
 use crate::event::{Head, Time};
 use crate::processes::Processes;
-use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, webio, wininet};
+use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, urlmon, webio, wininet};
 use crate::transport::Connections;
 use crate::winsock::Sockets;
 
@@ -78,6 +78,7 @@ pub struct Network {
     pub webio: webio::WebIo,
     pub http_server: httpsys::HttpServer,
     pub ldap: ldap::Ldap,
+    pub urlmon: urlmon::UrlMon,
     pub activities: Activities,
     /// The trace's start (its header) and its last event: objects still
     /// open at the end are closed there.
@@ -112,6 +113,7 @@ impl Network {
             Body::WebIo(e) => self.on_webio(&head, e),
             Body::HttpSys(e) => self.on_httpsys(&head, e),
             Body::Ldap(e) => self.on_ldap(&head, e),
+            Body::UrlMon(e) => self.on_urlmon(&head, e),
         }
     }
 

@@ -10,6 +10,7 @@
 //! layer (HTTP payload, socket buffers, TCP payload) and are never summed
 //! across layers.
 
+use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::Guid;
 
 use crate::address::{Address, Endpoint};
@@ -30,6 +31,7 @@ const SLACK: Time = 100_000;
 pub enum Layer {
     WinInet,
     WinHttp,
+    UrlMon,
     Ldap,
     Winsock,
     Tcp,
@@ -41,6 +43,7 @@ impl Layer {
         match self {
             Layer::WinInet => "WinINet",
             Layer::WinHttp => "WinHTTP",
+            Layer::UrlMon => "URLMon",
             Layer::Ldap => "LDAP",
             Layer::Winsock => "Winsock",
             Layer::Tcp => "TCP",
@@ -236,8 +239,9 @@ struct Gatherer<'n> {
     /// The layer that claimed each transport record.
     claimed: Vec<Option<Layer>>,
     sock_claimed: Vec<bool>,
-    /// Each socket's TCP connection (computed once).
+    /// Each socket's TCP connection (computed once), and the other way round.
     sock_conn: Vec<Option<ConnId>>,
+    conn_sockets: FastMap<ConnId, Vec<SockId>>,
     /// Sockets that carried LDAP operations.
     ldap_sockets: Vec<bool>,
 }
@@ -249,11 +253,15 @@ impl<'n> Gatherer<'n> {
             claimed: vec![None; net.connections.len()],
             sock_claimed: vec![false; net.sockets.len()],
             sock_conn: Vec::with_capacity(net.sockets.len()),
+            conn_sockets: FastMap::default(),
             ldap_sockets: vec![false; net.sockets.len()],
         };
         for (id, s) in net.sockets.iter() {
-            let c = g.socket_connection(id, s);
+            let c = g.socket_connection(s);
             g.sock_conn.push(c);
+            if let Some(c) = c {
+                g.conn_sockets.entry(c).or_default().push(id);
+            }
         }
         for op in &net.ldap.operations {
             if let Some(s) = op.socket {
@@ -267,37 +275,53 @@ impl<'n> Gatherer<'n> {
         c.end().unwrap_or(self.net.trace_end)
     }
 
-    /// The TCP connection of a stream socket: same local port (or remote
-    /// end), same process, overlapping lifetimes; the latest such.
-    fn socket_connection(&self, _id: SockId, s: &Socket) -> Option<ConnId> {
+    /// The most recent connection of `candidates` (oldest first) opened by
+    /// `until` that `fits`. Candidates are in time order, so the search starts
+    /// at `until` and goes back.
+    fn latest_fitting(&self, candidates: &[ConnId], until: Time, fits: impl Fn(&Connection) -> bool) -> Option<ConnId> {
+        let conns = &self.net.connections;
+        let end = candidates.partition_point(|&id| conns.get(id).opened <= until + SLACK);
+        candidates[..end].iter().rev().copied().find(|&id| fits(conns.get(id)))
+    }
+
+    /// The shorter of the candidate lists by local port and by remote end.
+    fn candidates(
+        &self,
+        transport: Transport,
+        local_port: Option<u16>,
+        remote: Option<Endpoint>,
+    ) -> Option<&'n [ConnId]> {
+        let conns = &self.net.connections;
+        let by_port = local_port.filter(|&p| p != 0).map(|p| conns.by_local_port(transport, p));
+        let by_remote = remote.filter(|r| r.port != 0).map(|r| conns.by_remote(transport, &r));
+        match (by_port, by_remote) {
+            (Some(a), Some(b)) => Some(if a.len() <= b.len() { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The TCP connection of a stream socket: same local port and remote end
+    /// where known, same process, overlapping lifetimes; the latest such.
+    fn socket_connection(&self, s: &Socket) -> Option<ConnId> {
         if s.is_datagram() {
             return None;
         }
-        let conns = &self.net.connections;
         let window = (s.created, s.closed.unwrap_or(self.net.trace_end));
-        let candidates = match (s.local.map(|l| l.port).filter(|&p| p != 0), s.remote) {
-            (Some(port), _) => conns.by_local_port(Transport::Tcp, port),
-            (None, Some(remote)) => conns.by_remote(Transport::Tcp, &remote),
-            (None, None) => return None,
-        };
-        candidates.iter().rev().copied().find(|&id| {
-            let c = conns.get(id);
+        let local_port = s.local.map(|l| l.port).filter(|&p| p != 0);
+        let candidates = self.candidates(Transport::Tcp, local_port, s.remote)?;
+        self.latest_fitting(candidates, window.1, |c| {
             same_pid(s.pid, c.pid)
                 && (s.remote.is_none() || c.remote.is_none() || s.remote == c.remote)
+                && (local_port.is_none() || c.local.is_none_or(|l| Some(l.port) == local_port))
                 && overlaps(window, (c.opened, self.end_of(c)))
         })
     }
 
     /// The UDP flow of a datagram socket's peer.
     fn peer_connection(&self, s: &Socket, remote: &Endpoint, span: (Time, Time)) -> Option<ConnId> {
-        let conns = &self.net.connections;
         let port = s.local.map(|l| l.port).filter(|&p| p != 0);
-        let candidates = match port {
-            Some(port) => conns.by_local_port(Transport::Udp, port),
-            None => conns.by_remote(Transport::Udp, remote),
-        };
-        candidates.iter().rev().copied().find(|&id| {
-            let c = conns.get(id);
+        let candidates = self.candidates(Transport::Udp, port, Some(*remote))?;
+        self.latest_fitting(candidates, span.1, |c| {
             c.remote.as_ref() == Some(remote)
                 && same_pid(s.pid, c.pid)
                 && (port.is_none() || c.local.map(|l| l.port) == port)
@@ -316,11 +340,9 @@ impl<'n> Gatherer<'n> {
     /// Claims a connection and the sockets joined to it.
     fn claim_with_sockets(&mut self, conn: Option<ConnId>, layer: Layer) {
         self.claim(conn, layer);
-        if let Some(c) = conn {
-            for (i, sc) in self.sock_conn.iter().enumerate() {
-                if *sc == Some(c) {
-                    self.sock_claimed[i] = true;
-                }
+        if let Some(sockets) = conn.and_then(|c| self.conn_sockets.get(&c)) {
+            for &s in sockets {
+                self.sock_claimed[s] = true;
             }
         }
     }
@@ -409,29 +431,28 @@ impl<'n> Gatherer<'n> {
         }
     }
 
-    /// A WinINet request's TCP connection: by local port, else by remote end.
+    /// A WinINet request's TCP connection: by local port and remote end.
     fn wininet_connection(&self, r: &wininet::Request) -> Option<ConnId> {
         if r.cache_hit && r.remote.is_none() && r.local_port.is_none() {
             return None;
         }
-        let conns = &self.net.connections;
         let window = (r.created, r.ended.unwrap_or(r.last).max(r.last));
-        let remote_ok = |c: &Connection| match (r.remote, c.remote) {
-            (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
-            _ => true,
-        };
-        let fits = |id: &ConnId| {
-            let c = conns.get(*id);
-            same_pid(r.pid, c.pid) && remote_ok(c) && overlaps(window, (c.opened, self.end_of(c)))
-        };
-        if let Some(port) = r.local_port.or(r.local.map(|l| l.port)).filter(|&p| p != 0) {
-            return conns.by_local_port(Transport::Tcp, port).iter().rev().copied().find(fits);
-        }
+        let local_port = r.local_port.or(r.local.map(|l| l.port)).filter(|&p| p != 0);
         let remote = r.remote.filter(|e| e.port != 0).or_else(|| {
             let address = r.remote.map(|e| e.address).or_else(|| r.dns_addresses.first().copied())?;
             Some(Endpoint::new(address, r.server_port?))
-        })?;
-        conns.by_remote(Transport::Tcp, &remote).iter().rev().copied().find(fits)
+        });
+        let candidates = self.candidates(Transport::Tcp, local_port, remote)?;
+        self.latest_fitting(candidates, window.1, |c| {
+            let remote_ok = match (r.remote.or(remote), c.remote) {
+                (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
+                _ => true,
+            };
+            same_pid(r.pid, c.pid)
+                && remote_ok
+                && (local_port.is_none() || c.local.is_none_or(|l| Some(l.port) == local_port))
+                && overlaps(window, (c.opened, self.end_of(c)))
+        })
     }
 
     /// A WebIO socket's TCP connection: to its remote end, from its process,
@@ -441,9 +462,13 @@ impl<'n> Gatherer<'n> {
         let conns = &self.net.connections;
         let until = s.closed.or(s.stop).unwrap_or(self.net.trace_end);
         let mut best: Option<(bool, Time, ConnId)> = None;
-        for &id in conns.by_remote(Transport::Tcp, &remote) {
+        // Candidates are in time order: only those opened while it connected.
+        let all = conns.by_remote(Transport::Tcp, &remote);
+        let from = all.partition_point(|&id| conns.get(id).opened < s.start - SLACK);
+        let to = all.partition_point(|&id| conns.get(id).opened <= until + SLACK);
+        for &id in all.get(from..to).unwrap_or_default() {
             let c = conns.get(id);
-            if !same_pid(s.pid, c.pid) || c.opened < s.start - SLACK || c.opened > until + SLACK {
+            if !same_pid(s.pid, c.pid) {
                 continue;
             }
             let same_thread = s.connect_tid.is_some() && c.tid == s.connect_tid;
@@ -510,6 +535,48 @@ impl<'n> Gatherer<'n> {
                     url,
                 });
             }
+        }
+    }
+
+    /// URLs URLMon handled that no WinINet request of the process fetched.
+    fn urlmon_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        let fetched: std::collections::HashSet<(Option<u32>, String)> =
+            net.wininet.requests.iter().filter_map(|r| Some((r.pid, r.url.as_deref()?.to_ascii_lowercase()))).collect();
+        for u in &net.urlmon.urls {
+            if fetched.contains(&(u.pid, u.url.to_ascii_lowercase())) {
+                continue;
+            }
+            let host = url_host(&u.url);
+            let (server, alt_names) = self.names(host, None);
+            let mut threads = Vec::new();
+            push_unique(&mut threads, u.tid);
+            out.push(RequestRow {
+                process: self.process(u.pid, u.time),
+                pid: u.pid,
+                threads,
+                layer: Layer::UrlMon,
+                protocol: scheme(&u.url),
+                method: None,
+                url: Some(u.url.clone()),
+                server,
+                alt_names,
+                ip: None,
+                port: url_port(&u.url),
+                service: None,
+                network: None,
+                status: None,
+                bytes_sent: None,
+                bytes_received: u.bytes,
+                start: u.time,
+                end: None,
+                open_at_end: false,
+                error: None,
+                activity: None,
+                activity_events: None,
+                local: None,
+                connection: None,
+            });
         }
     }
 
@@ -725,6 +792,7 @@ impl Network {
         let mut requests = Vec::new();
         g.wininet_rows(&mut requests);
         g.webio_rows(&mut requests);
+        g.urlmon_rows(&mut requests);
         g.ldap_rows(&mut requests);
         g.winsock_rows(&mut requests);
         g.transport_rows(&mut requests);

@@ -235,6 +235,7 @@ impl Connections {
         let id = self.list.len();
         let (pointer, transport) = (c.pointer, c.transport);
         self.list.push(c);
+        self.index_addresses(id, true, true);
         if let Some(p) = pointer {
             match transport {
                 Transport::Tcp => {
@@ -243,7 +244,6 @@ impl Connections {
                 Transport::Udp => self.by_udp_endpoint.entry(p).or_default().push(id),
             }
         }
-        self.index_addresses(id);
         id
     }
 
@@ -259,45 +259,46 @@ impl Connections {
         }
     }
 
-    /// Indexes a record's addresses (after it learned them).
-    pub fn index_addresses(&mut self, id: ConnId) {
+    /// Indexes a record's addresses: the local end, the remote end, or both.
+    fn index_addresses(&mut self, id: ConnId, local: bool, remote: bool) {
         let c = &self.list[id];
-        let t = c.transport;
+        let (t, opened) = (c.transport, c.opened);
         if let (Some(l), Some(r)) = (c.local, c.remote) {
             self.by_flow.insert(flow(t, l, r), id);
         }
-        if let Some(l) = c.local {
-            let ids = self.by_local_port.entry((t, l.port)).or_default();
-            if ids.last() != Some(&id) {
-                ids.push(id);
-            }
+        // Lists stay in order of opening (records can learn addresses late).
+        let list = &self.list;
+        let insert = |ids: &mut Vec<ConnId>| {
+            let at = ids.partition_point(|&i| list[i].opened <= opened);
+            ids.insert(at, id);
+        };
+        if let (true, Some(l)) = (local, c.local) {
+            insert(self.by_local_port.entry((t, l.port)).or_default());
         }
-        if let Some(r) = c.remote {
-            let ids = self.by_remote.entry((t, r)).or_default();
-            if ids.last() != Some(&id) {
-                ids.push(id);
-            }
+        if let (true, Some(r)) = (remote, c.remote) {
+            insert(self.by_remote.entry((t, r)).or_default());
         }
     }
 
     /// Sets addresses a record did not have yet, and indexes them.
     pub fn learn_addresses(&mut self, id: ConnId, local: Option<Endpoint>, remote: Option<Endpoint>) {
         let c = &mut self.list[id];
-        let mut changed = false;
-        if c.local.is_none_or(|l| l.is_empty())
+        let mut local_changed = false;
+        let mut remote_changed = false;
+        if c.local.is_none()
             && let Some(l) = local.filter(|l| !l.is_empty())
         {
             c.local = Some(l);
-            changed = true;
+            local_changed = true;
         }
-        if c.remote.is_none_or(|r| r.is_empty())
+        if c.remote.is_none()
             && let Some(r) = remote.filter(|r| !r.is_empty())
         {
             c.remote = Some(r);
-            changed = true;
+            remote_changed = true;
         }
-        if changed {
-            self.index_addresses(id);
+        if local_changed || remote_changed {
+            self.index_addresses(id, local_changed, remote_changed);
         }
     }
 

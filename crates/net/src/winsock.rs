@@ -156,7 +156,6 @@ pub struct Sockets {
     open: FastMap<(u64, u64), SockId>,
     /// AFD's process handles → process id, learned from AfdCreate.
     handle_pid: FastMap<u64, u32>,
-    by_local_port: FastMap<u16, Vec<SockId>>,
 }
 
 impl Sockets {
@@ -210,23 +209,13 @@ impl Sockets {
         }
     }
 
+    /// Sets the local end (a bind without a port does not undo one with a port).
     pub fn set_local(&mut self, id: SockId, local: Endpoint) {
         let s = &mut self.list[id];
         if s.local.is_some_and(|l| l.port != 0) && local.port == 0 {
             return;
         }
         s.local = Some(local);
-        if local.port != 0 {
-            let ids = self.by_local_port.entry(local.port).or_default();
-            if ids.last() != Some(&id) {
-                ids.push(id);
-            }
-        }
-    }
-
-    /// Sockets that had this local port, oldest first.
-    pub fn by_local_port(&self, port: u16) -> &[SockId] {
-        self.by_local_port.get(&port).map_or(&[], Vec::as_slice)
     }
 
     pub fn learn_pid(&mut self, process: u64, pid: u32) {

@@ -10,6 +10,7 @@ pub(crate) mod ldap;
 pub(crate) mod nameres;
 pub(crate) mod process;
 pub(crate) mod tcpip;
+pub(crate) mod urlmon;
 pub(crate) mod webio;
 pub(crate) mod wininet;
 
@@ -35,9 +36,10 @@ pub(crate) enum Source {
     WebIo,
     HttpService,
     Ldap,
+    UrlMon,
 }
 
-const SOURCES: [(Guid, Source); 14] = [
+const SOURCES: [(Guid, Source); 15] = [
     (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
     (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
     (Guid::parse_const("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716"), Source::KernelProcessProvider),
@@ -52,6 +54,7 @@ const SOURCES: [(Guid, Source); 14] = [
     (Guid::parse_const("50b3e73c-9370-461d-bb9f-26f32d68887d"), Source::WebIo),
     (Guid::parse_const("dd5ef90a-6398-47a4-ad34-4dcecdef795f"), Source::HttpService),
     (Guid::parse_const("099614a5-5dd7-4788-8bc9-e29f43db28fc"), Source::Ldap),
+    (Guid::parse_const("245f975d-909d-49ed-b8f9-9a75691d6b6b"), Source::UrlMon),
 ];
 
 /// The model's reading of a record's provider (kernel records by event class).
@@ -72,6 +75,7 @@ pub(crate) enum Body {
     WebIo(webio::Event),
     HttpSys(httpsys::Event),
     Ldap(ldap::Event),
+    UrlMon(urlmon::Event),
 }
 
 /// An event for the model: when, who, and what.
@@ -101,5 +105,6 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
         Source::WebIo => Body::WebIo(webio::extract(id, props)?),
         Source::HttpService => Body::HttpSys(httpsys::extract(id, props)?),
         Source::Ldap => Body::Ldap(ldap::extract(id, props)?),
+        Source::UrlMon => Body::UrlMon(urlmon::extract(id, props)?),
     })
 }
