@@ -37,7 +37,7 @@ pub fn requests(report: &Report) -> Vec<Column<RequestRow>> {
         column("duration_s", true, |r: &RequestRow| seconds(duration(r.start, r.end))),
         column("process", true, |r: &RequestRow| Cell::opt(r.process.clone())),
         column("pid", true, |r: &RequestRow| Cell::opt(r.pid)),
-        column("threads", false, |r: &RequestRow| list(&r.threads)),
+        column("threads", false, |r: &RequestRow| Cell::Numbers(r.threads.iter().map(|&t| u64::from(t)).collect())),
         column("layer", true, |r: &RequestRow| Cell::text(r.layer.name())),
         column("protocol", false, |r: &RequestRow| Cell::opt(r.protocol.clone())),
         column("method", true, |r: &RequestRow| Cell::opt(r.method.clone())),

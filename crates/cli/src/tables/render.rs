@@ -27,6 +27,7 @@ pub enum Cell {
     Float(f64, usize),
     Bool(bool),
     List(Vec<String>),
+    Numbers(Vec<u64>),
 }
 
 impl Cell {
@@ -47,6 +48,7 @@ impl Cell {
             Cell::Float(v, d) => format!("{v:.d$}"),
             Cell::Bool(b) => b.to_string(),
             Cell::List(v) => v.join(";"),
+            Cell::Numbers(v) => v.iter().map(u64::to_string).collect::<Vec<_>>().join(";"),
         }
     }
 
@@ -67,6 +69,16 @@ impl Cell {
                         out.push(b',');
                     }
                     crate::json::string(out, s);
+                }
+                out.push(b']');
+            }
+            Cell::Numbers(v) => {
+                out.push(b'[');
+                for (i, n) in v.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    crate::json::uint(out, *n);
                 }
                 out.push(b']');
             }
