@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: throughput of `nettrail info` and `nettrail dump` on
-//! the ≥ 1 GB benchmark input, and `nettrail` against dissect.etl on a corpus
-//! file. Wall-clock time of whole runs, best of several; prints Markdown for
-//! docs/performance.md.
+//! the ≥ 1 GB benchmark input, `nettrail requests` (time and peak resident
+//! memory) on a 1 GB network-heavy input, and `nettrail` against dissect.etl
+//! on a corpus file. Wall-clock time of whole runs, best of several; prints
+//! Markdown for docs/performance.md.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,6 +18,9 @@ pub struct Args {
     /// Runs per measurement; the best is reported.
     #[arg(long, default_value_t = 3)]
     runs: u32,
+    /// The network benchmark input: a network-heavy trace's buffers repeated to 1 GB.
+    #[arg(long, default_value = "target/bench/knet-1g.etl")]
+    network_input: PathBuf,
     /// The corpus file for the comparison with dissect.etl.
     #[arg(long, default_value = "../shared/corpus/perfview__net.4.5.x86.PerfViewData.etl")]
     compare: PathBuf,
@@ -68,6 +72,38 @@ fn best_of(runs: u32, mut command: impl FnMut() -> Command) -> anyhow::Result<Du
     Ok(best)
 }
 
+/// Best wall time and the largest peak resident set size (VmHWM, read from
+/// /proc while the run lasts) of `runs` runs.
+fn best_with_peak_rss(runs: u32, mut command: impl FnMut() -> Command) -> anyhow::Result<(Duration, u64)> {
+    let (mut best, mut peak) = (Duration::MAX, 0u64);
+    for _ in 0..runs {
+        let mut c = command();
+        let start = Instant::now();
+        let mut child = c.stdout(Stdio::null()).spawn().with_context(|| format!("{c:?}"))?;
+        let status_file = format!("/proc/{}/status", child.id());
+        let status = loop {
+            if let Ok(text) = std::fs::read_to_string(&status_file)
+                && let Some(kb) = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb * 1024);
+            }
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = start.elapsed();
+        if !status.success() {
+            bail!("{c:?} failed");
+        }
+        best = best.min(took);
+    }
+    Ok((best, peak))
+}
+
 fn mb_per_s(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
@@ -107,6 +143,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             size as f64 / 1e9,
             took.as_secs_f64(),
             mb_per_s(size, took)
+        );
+    }
+
+    // The network model on a network-heavy gigabyte.
+    if !args.network_input.exists() {
+        crate::make_bench_input(Path::new("../shared/corpus/tx__KernelNetwork.etl"), 1024, &args.network_input)?;
+    }
+    let network_size = std::fs::metadata(&args.network_input)?.len();
+    for (label, argv) in [
+        ("`nettrail requests --format csv > /dev/null`", ["requests", "--quiet", "--format", "csv"]),
+        ("`nettrail connections --format csv > /dev/null`", ["connections", "--quiet", "--format", "csv"]),
+    ] {
+        let (took, peak) = best_with_peak_rss(args.runs, || {
+            let mut c = Command::new(&nettrail);
+            c.args(argv).arg(&args.network_input);
+            c
+        })?;
+        println!(
+            "| {label} | {} ({:.2} GB) | {:.3} s, peak RSS {:.0} MB | {:.0} MB/s |",
+            args.network_input.display(),
+            network_size as f64 / 1e9,
+            took.as_secs_f64(),
+            peak as f64 / 1e6,
+            mb_per_s(network_size, took)
         );
     }
 
