@@ -98,7 +98,20 @@ pub struct Server {
 }
 
 /// Two reports of one lookup by different layers end this close together.
-const SAME_LOOKUP: Time = 20_000_000;
+pub const SAME_LOOKUP: Time = 20_000_000;
+
+/// Queries of one process and name kept for merging (A and AAAA, and a few more).
+const RECENT: usize = 4;
+
+/// Whether an answer belongs to a lookup of this record type (A: IPv4,
+/// AAAA: IPv6; an untyped lookup takes any).
+fn answers_type(record_type: Option<u16>, a: &Address) -> bool {
+    match record_type {
+        Some(1) => matches!(a, Address::V4(_)),
+        Some(28) => matches!(a, Address::V6(_)),
+        _ => true,
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct Dns {
@@ -107,8 +120,8 @@ pub struct Dns {
     /// Address → the earliest name that resolved to it.
     by_address: FastMap<Address, usize>,
     queries: Vec<Query>,
-    /// (pid, lowercase name) → the latest query, to merge reports of one lookup.
-    recent: FastMap<(Option<u32>, String), usize>,
+    /// (pid, lowercase name) → the latest queries, to merge reports of one lookup.
+    recent: FastMap<(Option<u32>, String), Vec<usize>>,
     servers: Vec<Server>,
 }
 
@@ -153,7 +166,9 @@ impl Dns {
     }
 
     /// Adds a lookup (and what it taught), or completes the same lookup
-    /// another layer already reported.
+    /// another layer already reported. A report without a record type
+    /// (getaddrinfo, WinINet, WinHTTP resolve A and AAAA at once) completes
+    /// each typed lookup of the moment with the answers of its family.
     pub fn report(&mut self, q: Query) {
         if q.status.is_none_or(|s| s == 0) {
             let alias = q.aliases.first().cloned();
@@ -163,25 +178,42 @@ impl Dns {
             }
         }
         let key = (q.pid, q.name.trim_end_matches('.').to_ascii_lowercase());
-        if let Some(&i) = self.recent.get(&key) {
-            let old = &mut self.queries[i];
-            let near = (old.end.unwrap_or(old.start) - q.end.unwrap_or(q.start)).abs() < SAME_LOOKUP;
-            let other_layer = !q.resolvers.iter().all(|r| old.resolvers.contains(r));
-            let same_type = old.record_type.is_none() || q.record_type.is_none() || old.record_type == q.record_type;
-            if near && other_layer && same_type {
-                merge(old, q);
-                return;
+        let at = q.end.unwrap_or(q.start);
+        let same: Vec<usize> = self
+            .recent
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                let old = &self.queries[i];
+                (old.end.unwrap_or(old.start) - at).abs() < SAME_LOOKUP
+                    && !q.resolvers.iter().all(|r| old.resolvers.contains(r))
+            })
+            .collect();
+        let typed = |i: &usize| self.queries[*i].record_type.is_some();
+        let targets: Vec<usize> = match q.record_type {
+            Some(t) => {
+                same.iter().copied().find(|&i| self.queries[i].record_type.is_none_or(|o| o == t)).into_iter().collect()
             }
+            None if same.iter().any(typed) => same.iter().copied().filter(typed).collect(),
+            None => same.first().copied().into_iter().collect(),
+        };
+        if !targets.is_empty() {
+            for i in targets {
+                let old = &mut self.queries[i];
+                let mut part = q.clone();
+                part.answers.retain(|a| answers_type(old.record_type.or(q.record_type), a));
+                merge(old, part);
+            }
+            return;
         }
-        self.recent.insert(key, self.queries.len());
+        let recent = self.recent.entry(key).or_default();
+        recent.push(self.queries.len());
+        if recent.len() > RECENT {
+            recent.remove(0);
+        }
         self.queries.push(q);
-    }
-
-    /// The latest query of a process for a name (to attach servers or an end).
-    pub fn latest_query_mut(&mut self, pid: Option<u32>, name: &str) -> Option<&mut Query> {
-        let key = (pid, name.trim_end_matches('.').to_ascii_lowercase());
-        let i = *self.recent.get(&key)?;
-        self.queries.get_mut(i)
     }
 
     pub fn add_server(&mut self, server: Server) {

@@ -394,11 +394,12 @@ impl<'n> Gatherer<'n> {
             });
             let host = r.server.as_deref().or_else(|| url.as_deref().and_then(url_host));
             let (server, alt_names) = self.names(host, remote.as_ref().map(|e| &e.address));
-            let status = r
-                .status_line
-                .clone()
-                .or_else(|| r.cache_hit.then(|| "from cache".to_string()))
-                .or_else(|| r.redirected.then(|| "redirected".to_string()));
+            let status = match (&r.status_line, r.cache_hit) {
+                (Some(line), true) => Some(format!("{line} (from cache)")),
+                (Some(line), false) => Some(line.clone()),
+                (None, true) => Some("from cache".to_string()),
+                (None, false) => r.redirected.then(|| "redirected".to_string()),
+            };
             let ended = r.ended.or((r.status_line.is_some() || r.cache_hit).then_some(r.last));
             let mut threads = r.threads.clone();
             push_unique(&mut threads, r.connect_tid);
@@ -438,28 +439,47 @@ impl<'n> Gatherer<'n> {
         }
         let window = (r.created, r.ended.unwrap_or(r.last).max(r.last));
         let local_port = r.local_port.or(r.local.map(|l| l.port)).filter(|&p| p != 0);
-        let remote = r.remote.filter(|e| e.port != 0).or_else(|| {
-            let address = r.remote.map(|e| e.address).or_else(|| r.dns_addresses.first().copied())?;
-            Some(Endpoint::new(address, r.server_port?))
-        });
-        let candidates = self.candidates(Transport::Tcp, local_port, remote)?;
-        self.latest_fitting(candidates, window.1, |c| {
-            let remote_ok = match (r.remote.or(remote), c.remote) {
-                (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
-                _ => true,
-            };
-            same_pid(r.pid, c.pid)
-                && remote_ok
-                && (local_port.is_none() || c.local.is_none_or(|l| Some(l.port) == local_port))
-                && overlaps(window, (c.opened, self.end_of(c)))
-        })
+        let fits = |remote: Option<Endpoint>| {
+            move |c: &Connection| {
+                let remote_ok = match (remote, c.remote) {
+                    (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
+                    _ => true,
+                };
+                same_pid(r.pid, c.pid)
+                    && remote_ok
+                    && (local_port.is_none() || c.local.is_none_or(|l| Some(l.port) == local_port))
+                    && overlaps(window, (c.opened, self.end_of(c)))
+            }
+        };
+        let remote =
+            r.remote.filter(|e| e.port != 0).or_else(|| Some(Endpoint::new(r.remote?.address, r.server_port?)));
+        if local_port.is_some() || remote.is_some() {
+            let candidates = self.candidates(Transport::Tcp, local_port, remote)?;
+            return self.latest_fitting(candidates, window.1, fits(r.remote.or(remote)));
+        }
+        // A request on a kept-alive connection names no socket: the
+        // connection to an address of its server, open while it ran.
+        let port = r.server_port?;
+        let named = r.server.as_deref().and_then(|s| self.net.dns.lookup(s)).map(|n| n.addresses.as_slice());
+        let addresses = r.dns_addresses.iter().chain(named.into_iter().flatten());
+        addresses
+            .filter_map(|&a| {
+                let remote = Endpoint::new(a, port);
+                let candidates = self.candidates(Transport::Tcp, None, Some(remote))?;
+                self.latest_fitting(candidates, window.1, fits(Some(remote)))
+            })
+            .max_by_key(|&id| self.net.connections.get(id).opened)
     }
 
     /// A WebIO socket's TCP connection: to its remote end, from its process,
     /// opened while it connected (on its connecting thread where known).
     fn webio_connection(&self, s: &webio::Socket) -> Option<ConnId> {
-        let remote = s.remote?;
         let conns = &self.net.connections;
+        // A socket seen only in its transfers: the TCB TCPIP named on their threads.
+        if let Some(id) = s.tcb.and_then(|tcb| conns.by_pointer(tcb)) {
+            return Some(id);
+        }
+        let remote = s.remote?;
         let until = s.closed.or(s.stop).unwrap_or(self.net.trace_end);
         let mut best: Option<(bool, Time, ConnId)> = None;
         // Candidates are in time order: only those opened while it connected.
@@ -504,7 +524,13 @@ impl<'n> Gatherer<'n> {
                     u.map_or(r.created, |u| u.first)
                 };
                 let end = if last { r.closed } else { socket.and_then(|s| s.stop.or(s.closed)).or(u.map(|u| u.last)) };
-                let error = socket.and_then(|s| s.error).or(if last { r.error } else { None }).map(errors::winhttp);
+                // Errors and the response belong to the socket that had them.
+                let failed = socket.and_then(|s| s.error);
+                let error = match u {
+                    Some(u) => failed.or(u.error),
+                    None => r.error,
+                };
+                let status = if failed.is_some() { None } else { r.status_line.clone() };
                 let mut threads = r.threads.clone();
                 push_unique(&mut threads, socket.and_then(|s| s.connect_tid));
                 let sent = u.map(|u| if w.send_sizes_logged { u.sent } else { u.sent.max(u.posted) });
@@ -521,13 +547,13 @@ impl<'n> Gatherer<'n> {
                     port: remote.map(|e| e.port).or_else(|| url.as_deref().and_then(url_port)),
                     service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
                     network: remote.and_then(|e| e.address.class()),
-                    status: r.status_line.clone(),
+                    status,
                     bytes_sent: Some(sent.unwrap_or(0)),
                     bytes_received: Some(u.map_or(0, |u| u.received)),
                     start,
                     end: Some(end.unwrap_or(net.trace_end)),
                     open_at_end: end.is_none(),
-                    error,
+                    error: error.map(errors::winhttp),
                     activity: (!r.activity.is_zero()).then_some(r.activity),
                     activity_events: None,
                     local: c.and_then(|c| c.local),
@@ -850,10 +876,12 @@ impl Network {
     }
 
     fn dns_rows(&self) -> Vec<DnsRow> {
+        let unclaimed: Vec<crate::dns::Query> = self.dns_client.unclaimed_cache_hits().collect();
         let mut rows: Vec<DnsRow> = self
             .dns
             .queries()
             .iter()
+            .chain(&unclaimed)
             .map(|q| DnsRow {
                 kind: "query",
                 process: self.process_name(q.pid, q.start).map(str::to_string),

@@ -109,12 +109,17 @@ impl Socket {
         self.socket_type == Some(2) || self.protocol == Some(17) || (!self.peers.is_empty() && self.remote.is_none())
     }
 
-    /// The IP protocol's name (TCP, UDP, HyperV, VSock, RAW, …).
+    /// The protocol's name: TCP, UDP, RAW… for IP sockets; the family for
+    /// others (HyperV, VSock, Bluetooth, …).
     pub fn ip_protocol(&self) -> &'static str {
         match self.family {
+            None | Some(family::INET | family::INET6) => {}
             Some(family::HYPERV) => return "HyperV",
             Some(family::VSOCK) => return "VSock",
-            _ => {}
+            Some(32) => return "Bluetooth",
+            Some(26) => return "IrDA",
+            Some(1) => return "Unix",
+            Some(_) => return "other",
         }
         match (self.protocol, self.socket_type) {
             (Some(6), _) => "TCP",

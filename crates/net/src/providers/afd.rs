@@ -80,6 +80,10 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
 impl Network {
     pub(crate) fn on_afd(&mut self, head: &Head, e: Event) {
         let t = head.time;
+        let header_pid = Head::known(head.pid);
+        // A completion can be logged on a thread of another process: the
+        // thread counts for the socket only when the header's process is its own.
+        let tid_of = |s: &Socket| Head::known(head.tid).filter(|_| header_pid.is_none() || header_pid == s.pid);
         let tid = Head::known(head.tid);
         if let Kind::Create { family, socket_type, protocol, pid } = e.kind {
             // The create runs in the creating process: payload, else header.
@@ -126,6 +130,7 @@ impl Network {
             Kind::Create { .. } => {}
             Kind::Close => {
                 if e.exit || self.sockets.get(id).closed.is_none() {
+                    let tid = tid_of(self.sockets.get(id));
                     self.sockets.close(id, t, tid);
                 }
             }
@@ -133,7 +138,8 @@ impl Network {
                 if let Some(a) = address {
                     self.sockets.set_local(id, a);
                 }
-                self.sockets.get_mut(id).used_by(tid, t);
+                let s = self.sockets.get_mut(id);
+                s.used_by(tid_of(s), t);
             }
             Kind::Connect { address, ex } => {
                 let s = self.sockets.get_mut(id);
@@ -141,6 +147,7 @@ impl Network {
                     s.remote = Some(a);
                 }
                 s.connected.get_or_insert(t);
+                let tid = tid_of(s);
                 s.connect_tid = s.connect_tid.or(tid);
                 s.connect_ex |= ex;
                 s.used_by(tid, t);
@@ -171,7 +178,7 @@ impl Network {
             }
             Kind::Transfer { sent, bytes } => {
                 let s = self.sockets.get_mut(id);
-                s.used_by(tid, t);
+                s.used_by(tid_of(s), t);
                 if !e.exit || (sent && DOUBLE_COUNTED_SENDS.contains(&e.location)) {
                     return;
                 }
@@ -189,6 +196,7 @@ impl Network {
                 // they complete (exit), where the size is known.
                 let counted = if sent { !e.exit } else { e.exit };
                 let s = self.sockets.get_mut(id);
+                let tid = tid_of(s);
                 s.used_by(tid, t);
                 if let (true, Some(peer)) = (counted, peer) {
                     let p = s.peer_mut(peer, t);
@@ -210,7 +218,7 @@ impl Network {
             }
             Kind::Abort => {
                 let s = self.sockets.get_mut(id);
-                s.used_by(tid, t);
+                s.used_by(tid_of(s), t);
             }
         }
     }

@@ -5,7 +5,7 @@
 use nettrail_decode::fasthash::FastMap;
 
 use crate::address::Endpoint;
-use crate::dns::{Query, Resolver, Server, parse_results};
+use crate::dns::{Query, Resolver, SAME_LOOKUP, Server, parse_results};
 use crate::event::{Head, Props, Time};
 use crate::model::Network;
 
@@ -43,60 +43,114 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
 /// A query by process, lowercase name and record type.
 type QueryKey = (Option<u32>, String, Option<u16>);
 
-/// Queries started and not yet complete: when, and the servers asked so far.
+/// An answer from the DNS service's cache (3018), logged in the service
+/// while the asking process waits for its 3008.
+#[derive(Clone, Debug)]
+pub(crate) struct CacheHit {
+    time: Time,
+    pid: Option<u32>,
+    tid: Option<u32>,
+    name: String,
+    record_type: Option<u16>,
+    status: Option<u32>,
+    results: Option<String>,
+}
+
+impl CacheHit {
+    fn query(&self) -> Query {
+        let mut q = Query::new(Resolver::DnsClient, self.name.clone(), self.time);
+        q.end = Some(self.time);
+        q.pid = self.pid;
+        q.tid = self.tid;
+        q.record_type = self.record_type;
+        q.status = self.status;
+        q.cached = true;
+        if let Some(results) = &self.results {
+            (q.answers, q.aliases) = parse_results(results);
+        }
+        q
+    }
+}
+
+/// Queries in flight. The asking process logs a query's start (3006) and
+/// completion (3008); the DNS service logs its cache lookup (3018) and the
+/// servers it asks (3009–3011), in its own process: those are joined to the
+/// asking process's query by name and time.
 #[derive(Debug, Default)]
 pub(crate) struct State {
     started: FastMap<QueryKey, (Time, Vec<String>)>,
+    cache_hits: FastMap<(String, Option<u16>), CacheHit>,
+    /// Servers asked for each lowercase name, and when.
+    servers_for: FastMap<String, Vec<(Time, String)>>,
+}
+
+impl State {
+    /// Cache answers no asking process claimed: lookups of their own.
+    pub(crate) fn unclaimed_cache_hits(&self) -> impl Iterator<Item = Query> + '_ {
+        self.cache_hits.values().map(CacheHit::query)
+    }
 }
 
 impl Network {
     pub(crate) fn on_dns_client(&mut self, head: &Head, e: Event) {
         let pid = Head::known(head.pid);
+        let t = head.time;
         match e {
             Event::Start { name, record_type } => {
-                self.dns_client.started.insert((pid, name.to_ascii_lowercase(), record_type), (head.time, Vec::new()));
+                self.dns_client.started.insert((pid, name.to_ascii_lowercase(), record_type), (t, Vec::new()));
             }
             Event::SentTo { name, server } => {
                 let server = server.trim_end_matches(';').to_string();
-                let pending = self
-                    .dns_client
-                    .started
-                    .iter_mut()
-                    .filter(|((p, n, _), _)| *p == pid && n.eq_ignore_ascii_case(&name))
-                    .max_by_key(|(_, (t, _))| *t);
-                if let Some((_, (_, servers))) = pending {
-                    if !servers.contains(&server) {
-                        servers.push(server);
-                    }
-                } else if let Some(q) = self.dns.latest_query_mut(pid, &name)
-                    && !q.servers.contains(&server)
-                {
-                    q.servers.push(server);
+                let lower = name.to_ascii_lowercase();
+                let asked = self.dns_client.servers_for.entry(lower).or_default();
+                asked.retain(|(at, _)| t - at < SAME_LOOKUP);
+                if !asked.iter().any(|(_, s)| *s == server) {
+                    asked.push((t, server));
                 }
             }
-            Event::Complete { name, record_type, status, results, cached } => {
+            Event::Complete { name, record_type, status, results, cached: true } => {
                 // A cache miss is not an answer: the network query follows.
-                if cached && (status.is_some_and(|s| s != 0) || results.is_none()) {
+                if status.is_some_and(|s| s != 0) || results.is_none() {
                     return;
                 }
-                let started = self.dns_client.started.remove(&(pid, name.to_ascii_lowercase(), record_type));
-                let (start, servers) = started.unwrap_or((head.time, Vec::new()));
+                let hit = CacheHit { time: t, pid, tid: Head::known(head.tid), name, record_type, status, results };
+                let q = hit.query();
+                self.dns.learn(&q.name, q.aliases.first().map(String::as_str), &q.answers);
+                if let Some(old) = self.dns_client.cache_hits.insert((hit.name.to_ascii_lowercase(), record_type), hit)
+                {
+                    self.dns.report(old.query());
+                }
+            }
+            Event::Complete { name, record_type, status, results, cached: false } => {
+                let lower = name.to_ascii_lowercase();
+                let started = self.dns_client.started.remove(&(pid, lower.clone(), record_type));
+                let (start, mut servers) = started.unwrap_or((t, Vec::new()));
                 let mut q = Query::new(Resolver::DnsClient, name, start);
-                q.end = Some(head.time);
+                q.end = Some(t);
                 q.pid = pid;
                 q.tid = Head::known(head.tid);
                 q.record_type = record_type;
                 q.status = status;
-                q.cached = cached;
-                q.servers = servers;
                 q.activity = head.activity;
                 if let Some(results) = results {
                     (q.answers, q.aliases) = parse_results(&results);
                 }
+                let recent = |at: Time| at >= start.min(t - SAME_LOOKUP) && at <= t;
+                let key = (lower.clone(), record_type);
+                if self.dns_client.cache_hits.get(&key).is_some_and(|h| recent(h.time)) {
+                    self.dns_client.cache_hits.remove(&key);
+                    q.cached = true;
+                }
+                for (at, server) in self.dns_client.servers_for.get(&lower).into_iter().flatten() {
+                    if recent(*at) && !servers.contains(server) {
+                        servers.push(server.clone());
+                    }
+                }
+                q.servers = servers;
                 self.dns.report(q);
             }
             Event::ServerForInterface { interface, index, address } => {
-                self.dns.add_server(Server { time: head.time, interface, index, address });
+                self.dns.add_server(Server { time: t, interface, index, address });
             }
         }
     }

@@ -107,6 +107,9 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
     }
 }
 
+/// Events this soon after a record's close still describe its ending.
+const SAME_ENDING: Time = 10_000_000;
+
 impl Network {
     pub(crate) fn on_tcpip(&mut self, head: &Head, e: Event) {
         let t = head.time;
@@ -173,11 +176,13 @@ impl Network {
                 c.posted += bytes;
                 c.alt_pid = c.alt_pid.or(Head::known(head.pid));
                 self.webio_send_posted(head, bytes);
+                self.webio_tcb(head, tcb);
             }
             Event::ReceivePosted { tcb } => {
                 let id = self.tcb_or_inferred(tcb, t);
                 let c = self.connections.get_mut(id);
                 c.alt_pid = c.alt_pid.or(Head::known(head.pid));
+                self.webio_tcb(head, tcb);
             }
             Event::Name { tcb, name, remote } => {
                 if let Some(address) = remote.map(|r| r.address) {
@@ -241,7 +246,12 @@ impl Network {
             },
             // A shutdown can follow the close.
             Step::Shutdown => current.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
-            _ => open.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+            // Steps of an ending (a connect timeout then its failure, a close
+            // then its disconnect) belong to the record they ended.
+            Step::Failure | Step::Timeout | Step::Close | Step::Abort | Step::Disconnected => open
+                .or(current.filter(|&id| self.connections.get(id).closed.is_some_and(|c| t - c < SAME_ENDING)))
+                .unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+            Step::Proceeding | Step::Complete => open.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
         }
     }
 
@@ -257,7 +267,8 @@ impl Network {
     }
 
     /// Local and remote ends of a UDP event. Receives sometimes log them
-    /// swapped: the endpoint's known local port tells.
+    /// swapped: the endpoint's known local end (from its sends) tells, by
+    /// address and port where both ends use one port (NTP: 123 to 123).
     fn udp_sides(
         &self,
         endpoint: u64,
@@ -268,16 +279,23 @@ impl Network {
         if sent {
             return (local, remote);
         }
-        let known_port = self
+        let known = self
             .connections
             .by_udp_endpoint(endpoint)
-            .last()
-            .and_then(|&id| self.connections.get(id).local)
-            .map(|l| l.port);
-        match (known_port, local, remote) {
-            (Some(port), Some(l), Some(r)) if l.port != port && r.port == port => (remote, local),
-            _ => (local, remote),
-        }
+            .iter()
+            .rev()
+            .find_map(|&id| self.connections.get(id).local.filter(|l| !l.address.is_unspecified()))
+            .or_else(|| {
+                let &id = self.connections.by_udp_endpoint(endpoint).last()?;
+                self.connections.get(id).local
+            });
+        let (Some(known), Some(l), Some(r)) = (known, local, remote) else { return (local, remote) };
+        let swapped = if known.address.is_unspecified() || l.port != r.port {
+            l.port != known.port && r.port == known.port
+        } else {
+            r == known && l != known
+        };
+        if swapped { (remote, local) } else { (local, remote) }
     }
 
     /// The open UDP record of an endpoint for one peer, adopting the

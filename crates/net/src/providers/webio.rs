@@ -84,6 +84,9 @@ pub struct Socket {
     pub stop: Option<Time>,
     pub error: Option<u32>,
     pub closed: Option<Time>,
+    /// The TCB TCPIP logged on the thread of one of its sends or receives
+    /// (how a socket connected before the trace finds its TCP connection).
+    pub tcb: Option<u64>,
 }
 
 /// A request's use of a socket.
@@ -97,6 +100,8 @@ pub struct Use {
     pub received: u64,
     /// TCPIP's posted bytes during this use's sends (for old Windows).
     pub posted: u64,
+    /// The last error of its sends and receives.
+    pub error: Option<u32>,
     pub first: Time,
     pub last: Time,
 }
@@ -119,6 +124,7 @@ pub(crate) enum Event {
     },
     RequestClose {
         request: u64,
+        handle: u64,
     },
     /// 100 (sent) / 101 (received) request headers: their first line.
     Header {
@@ -148,10 +154,12 @@ pub(crate) enum Event {
     },
     ConnectStop {
         connection: u64,
+        socket: u64,
         error: Option<u32>,
     },
     SocketClose {
         connection: u64,
+        socket: u64,
     },
     Transfer {
         connection: u64,
@@ -194,7 +202,7 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
             method: props.text("Method"),
             url: props.text("URI"),
         },
-        30 => Event::RequestClose { request: u("ApiObject")? },
+        30 => Event::RequestClose { request: u("ApiObject")?, handle: u("ApiHandle").unwrap_or(0) },
         100 | 101 => Event::Header {
             request: u("Request")?,
             received: id == 101,
@@ -222,8 +230,10 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
             remote: props.bytes("Address").and_then(address_field),
             error: error(),
         },
-        201 | 202 => Event::ConnectStop { connection: u("Connection")?, error: error() },
-        204 => Event::SocketClose { connection: u("Endpoint")? },
+        201 | 202 => {
+            Event::ConnectStop { connection: u("Connection")?, socket: u("SocketHandle").unwrap_or(0), error: error() }
+        }
+        204 => Event::SocketClose { connection: u("Endpoint")?, socket: u("Socket").unwrap_or(0) },
         213..=216 => Event::Transfer {
             connection: u("Connection")?,
             sent: id <= 214,
@@ -247,11 +257,16 @@ pub struct WebIo {
     by_handle: FastMap<(Option<u32>, u64), ReqId>,
     /// The latest request that waited for each connection.
     by_connection: FastMap<(Option<u32>, u64), ReqId>,
-    /// The latest socket of each connection.
+    /// The socket each connection uses: the latest that connected (or, while
+    /// none has, the latest tried).
     socket_of: FastMap<(Option<u32>, u64), SockId>,
+    /// Every socket each connection tried, in order.
+    tried: FastMap<(Option<u32>, u64), Vec<SockId>>,
     names: FastMap<(Option<u32>, u64), (Time, String)>,
     /// Sends in flight per thread: the use whose posted bytes TCPIP reports.
     sending: FastMap<u32, UseId>,
+    /// Sends and receives in flight per thread: the socket whose TCB TCPIP names.
+    transferring: FastMap<u32, SockId>,
 }
 
 impl WebIo {
@@ -308,8 +323,9 @@ impl Network {
                 r.touch(t, tid);
                 w.new_request(r);
             }
-            Event::RequestClose { request } => {
-                if let Some(&id) = w.by_request.get(&(pid, request)) {
+            Event::RequestClose { request, handle } => {
+                let id = w.by_request.get(&(pid, request)).or_else(|| w.by_handle.get(&(pid, handle)));
+                if let Some(&id) = id {
                     let r = &mut w.requests[id];
                     r.closed.get_or_insert(t);
                     r.touch(t, tid);
@@ -368,24 +384,48 @@ impl Network {
                     error,
                     ..Socket::default()
                 });
-                w.socket_of.insert((pid, connection), s);
+                w.tried.entry((pid, connection)).or_default().push(s);
+                // Until one connects, the latest tried stands for the connection.
+                let current = w.socket_of.get(&(pid, connection)).copied();
+                if current.is_none_or(|c| w.sockets[c].stop.is_none() || w.sockets[c].error.is_some()) {
+                    w.socket_of.insert((pid, connection), s);
+                }
                 w.use_of(request, s, t);
                 let r = &mut w.requests[request];
                 r.touch(t, tid);
                 r.error = error.or(r.error);
             }
-            Event::ConnectStop { connection, error } => {
-                if let Some(&s) = w.socket_of.get(&(pid, connection)) {
+            Event::ConnectStop { connection, socket, error } => {
+                // Attempts run in parallel (happy eyeballs): the socket handle
+                // says which one stopped.
+                let tried = w.tried.get(&(pid, connection)).map(Vec::as_slice).unwrap_or_default();
+                let s = tried
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|&s| socket != 0 && w.sockets[s].handle == socket)
+                    .or_else(|| tried.iter().rev().copied().find(|&s| w.sockets[s].stop.is_none()));
+                if let Some(s) = s {
                     let sock = &mut w.sockets[s];
                     sock.stop.get_or_insert(t);
                     sock.error = error.or(sock.error);
+                    if error.is_none() {
+                        w.socket_of.insert((pid, connection), s);
+                    }
                 }
                 if let (Some(error), Some(&r)) = (error, w.by_connection.get(&(pid, connection))) {
                     w.requests[r].error = Some(error);
                 }
             }
-            Event::SocketClose { connection } => {
-                if let Some(&s) = w.socket_of.get(&(pid, connection)) {
+            Event::SocketClose { connection, socket } => {
+                let tried = w.tried.get(&(pid, connection)).map(Vec::as_slice).unwrap_or_default();
+                let s = tried
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|&s| socket != 0 && w.sockets[s].handle == socket)
+                    .or_else(|| w.socket_of.get(&(pid, connection)).copied());
+                if let Some(s) = s {
                     w.sockets[s].closed.get_or_insert(t);
                 }
             }
@@ -399,14 +439,21 @@ impl Network {
                         let s = w.sockets.len();
                         w.sockets.push(Socket { pid, connection, start: t, ..Socket::default() });
                         w.socket_of.insert((pid, connection), s);
+                        w.tried.entry((pid, connection)).or_default().push(s);
                         s
                     }
                 };
                 let u = w.use_of(request, socket, t);
                 w.uses[u].last = t;
-                let r = &mut w.requests[request];
-                r.touch(t, tid);
-                r.error = error.or(r.error);
+                w.uses[u].error = error.or(w.uses[u].error);
+                w.requests[request].touch(t, tid);
+                if let Some(tid) = tid {
+                    if stop {
+                        w.transferring.remove(&tid);
+                    } else {
+                        w.transferring.insert(tid, socket);
+                    }
+                }
                 match (sent, stop) {
                     (true, false) => {
                         if let Some(tid) = tid {
@@ -449,8 +496,14 @@ impl Network {
         if let Some(id) = id {
             return id;
         }
+        // The activity id holds the request handle (bytes 0–7) and the low
+        // half of the Request pointer (bytes 8–11); the high half is the
+        // Connection's, as both live in one heap.
+        let low = u32::from_le_bytes(head.activity.to_bytes_le()[8..12].try_into().unwrap_or_default());
+        let object = (connection & 0xFFFF_FFFF_0000_0000) | u64::from(low);
         let r = Request {
             pid,
+            object,
             handle: head.activity_key(),
             activity: head.activity,
             created: head.time,
@@ -470,6 +523,16 @@ impl Network {
             && let Some(&u) = self.webio.sending.get(&tid)
         {
             self.webio.uses[u].posted += bytes;
+        }
+    }
+
+    /// TCPIP named a TCB on a thread in the middle of a WebIO send or
+    /// receive: that socket's TCP connection.
+    pub(crate) fn webio_tcb(&mut self, head: &Head, tcb: u64) {
+        if let Some(tid) = Head::known(head.tid)
+            && let Some(&s) = self.webio.transferring.get(&tid)
+        {
+            self.webio.sockets[s].tcb.get_or_insert(tcb);
         }
     }
 }

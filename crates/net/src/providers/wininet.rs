@@ -50,8 +50,11 @@ pub struct Request {
     pub dns_name: Option<String>,
     pub dns_addresses: Vec<Address>,
     pub send_time: Option<Time>,
-    /// The last event of the request (response, data read).
+    /// The last event of the request.
     pub last: Time,
+    /// Its last response event (status, data read, cache hit): where a request
+    /// whose handle is sent again ended.
+    pub answered: Option<Time>,
     /// When it was closed, replaced by a reuse of its handle, or redirected.
     pub ended: Option<Time>,
     /// Rebuilt from a later event: its creation was not in the trace.
@@ -239,15 +242,24 @@ impl Network {
             }
             Event::SendStart { url } => {
                 if self.wininet.requests[id].send_time.is_some() {
-                    // The handle sends again: keep-alive reuse, a new request.
+                    // The handle sends again: keep-alive reuse, a new request on
+                    // the same connection. The old one ended with its last response
+                    // or read, not when the handle was used again.
                     let old = &mut self.wininet.requests[id];
-                    old.end(t);
+                    let answered = old.answered.unwrap_or(old.last);
+                    old.end(answered);
                     let mut r = fresh(false);
                     r.connect_handle = old.connect_handle;
                     r.request_handle = old.request_handle;
                     r.method = old.method.clone();
                     r.server = old.server.clone();
                     r.server_port = old.server_port;
+                    r.remote = old.remote;
+                    r.local = old.local;
+                    r.local_port = old.local_port;
+                    r.socket = old.socket;
+                    r.dns_name = old.dns_name.clone();
+                    r.dns_addresses = old.dns_addresses.clone();
                     r.url = url;
                     r.send_time = Some(t);
                     r.touch(t, tid);
@@ -265,11 +277,13 @@ impl Network {
                     r.status_line = status_line;
                 }
                 r.touch(t, tid);
+                r.answered = Some(t);
             }
             Event::CacheHit => {
                 let r = &mut self.wininet.requests[id];
                 r.cache_hit = true;
                 r.touch(t, tid);
+                r.answered = Some(t);
             }
             Event::Sent { bytes } => {
                 let r = &mut self.wininet.requests[id];
@@ -281,12 +295,14 @@ impl Network {
                     let r = &mut self.wininet.requests[id];
                     r.received += bytes;
                     r.touch(t, tid);
+                    r.answered = Some(t);
                 }
             }
             Event::StreamData { bytes } => {
                 let r = &mut self.wininet.requests[id];
                 r.received += bytes;
                 r.touch(t, tid);
+                r.answered = Some(t);
             }
             Event::ConnectStart => {
                 let r = &mut self.wininet.requests[id];
