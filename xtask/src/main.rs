@@ -1,11 +1,12 @@
-//! Development tasks (`cargo xtask …`): the sample trace, benchmark inputs,
-//! the benchmark itself and the built-in provider layouts. Nothing here ships
-//! in the `nettrail` binary.
+//! Development tasks (`cargo xtask …`): the sample trace, synthesized
+//! scenarios, benchmark inputs, the benchmark itself and the built-in
+//! provider layouts. Nothing here ships in the `nettrail` binary.
 
 mod bench;
 mod gen_layouts;
 mod repeat;
 mod sample;
+mod synth;
 
 use std::path::PathBuf;
 
@@ -24,6 +25,16 @@ enum Task {
     Sample {
         #[arg(default_value = "samples/sample.etl")]
         output: PathBuf,
+    },
+    /// Write a synthesized scenario (`--list` shows them) to OUTPUT
+    /// (default `target/scenarios/NAME.etl`).
+    Synth {
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        output: Option<PathBuf>,
+        /// List the scenarios and what each shows.
+        #[arg(long)]
+        list: bool,
     },
     /// Write a long trace by repeating a real trace's buffers with shifted timestamps.
     BenchInput {
@@ -54,6 +65,7 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(&output, sample::sample_trace()).with_context(|| output.display().to_string())?;
             eprintln!("wrote {}", output.display());
         }
+        Task::Synth { name, output, list } => synth::run(name.as_deref(), output.as_deref(), list)?,
         Task::BenchInput { from, mib, output } => {
             make_bench_input(&from, mib, &output)?;
         }

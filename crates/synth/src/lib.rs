@@ -48,7 +48,10 @@
 //! - [`catalog`]: the built-in layouts and the descriptors events are logged with;
 //! - [`sockaddr`]: SOCKADDR_IN/IN6/HV/VM bytes and SIDs;
 //! - [`metadata`]: TRACE_EVENT_INFO and EVENT_MAP_INFO as the merge embeds them;
-//! - [`Synth`]: the session, processes, threads, modules, events, losses.
+//! - [`Synth`]: the session, processes, threads, modules, events, losses;
+//! - [`windows`]: what each Windows network layer logs for one action, on
+//!   the threads and with the header ids Windows uses;
+//! - [`scenarios`]: NetBlame's test scenarios as traces, by name.
 //!
 //! Times are from the trace start: `f64` milliseconds, or [`Time::us`] / [`Time::ns`].
 //! The machine is 64-bit; a WOW64 process ([`Process::wow64`]) logs
@@ -58,10 +61,12 @@ pub mod catalog;
 pub mod encode;
 mod error;
 pub mod metadata;
+pub mod scenarios;
 mod session;
 pub mod sockaddr;
 mod system;
 mod value;
+pub mod windows;
 
 pub use catalog::{CatalogError, EventLayout, KernelLayout};
 pub use encode::EncodeError;
