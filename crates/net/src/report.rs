@@ -694,7 +694,7 @@ impl<'n> Gatherer<'n> {
                         error: error.clone(),
                         activity: None,
                         activity_events: None,
-                        local: s.local,
+                        local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                         connection: conn,
                     });
                 }
@@ -734,7 +734,8 @@ impl<'n> Gatherer<'n> {
                 error,
                 activity: None,
                 activity_events: None,
-                local: s.local,
+                // The connection's local end, where the socket was bound to any address.
+                local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                 connection: conn,
             });
         }

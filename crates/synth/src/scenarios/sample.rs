@@ -6,13 +6,13 @@
 use nettrail_etl::Guid;
 
 use crate::windows::{Answer, Dial, Exchange, Lookup, UdpReceive, WebThreads, ldap_scope};
-use crate::{Process, SynthError};
+use crate::{Process, SynthConfig, SynthError};
 
-use super::{DNSCACHE, app, ip, machine, sa};
+use super::{DNSCACHE, app, ip, machine_with, sa};
 
-/// The demo trace (about 4 seconds).
+/// The demo trace (about 4 seconds), compressed as `wpr -stop` writes it.
 pub fn sample() -> Result<Vec<u8>, SynthError> {
-    let mut m = machine()?;
+    let mut m = machine_with(SynthConfig { compress: true, ..SynthConfig::default() })?;
     m.dns_interface_servers(2.0, DNSCACHE, "Ethernet", &[ip("192.168.1.1")])?;
 
     // A browser-like client: a page and two resources on one keep-alive connection.

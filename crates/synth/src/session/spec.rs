@@ -15,7 +15,7 @@ impl Time {
 
     /// Milliseconds; negative or NaN is the start.
     pub fn ms(ms: f64) -> Time {
-        Time((ms * 1e6).max(0.0) as u64)
+        Time((ms * 1e6).round().max(0.0) as u64)
     }
 
     pub fn us(us: u64) -> Time {
