@@ -6,7 +6,6 @@
 //! mismatch before failing, so one run lists them all.
 
 use std::fmt::{Debug, Display};
-use std::process::Command;
 
 use nettrail_decode::{Coverage, Schemas};
 use nettrail_etl::{Guid, Summary, Trace};
@@ -14,7 +13,7 @@ use nettrail_net::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow};
 use nettrail_synth::catalog::{kernel_class, provider_guid};
 use nettrail_synth::scenarios::{self, Scenario};
 use nettrail_synth::windows::Exchange;
-use nettrail_testkit::{python_peers, target_dir};
+use nettrail_testkit::{peer_counts, target_dir};
 
 /// A scenario analysed: the tables, and when each manifest event was logged.
 struct Run {
@@ -1689,27 +1688,6 @@ fn sample_session() {
     c.done();
 }
 
-/// Each scenario's file, as the peers read it: dissect.etl's record count,
-/// then etl-parser's by header family (system, perfinfo, event, trace).
-const PEERS_COUNT: &str = "
-import sys
-from dissect.etl.etl import ETL
-from etl.etl import build_from_stream
-for path in sys.argv[1:]:
-    with open(path, 'rb') as f:
-        records = sum(1 for _ in ETL(f))
-    counts = {'system': 0, 'perfinfo': 0, 'event': 0, 'trace': 0}
-    class Observer:
-        def on_system_trace(self, e): counts['system'] += 1
-        def on_perfinfo_trace(self, e): counts['perfinfo'] += 1
-        def on_event_record(self, e): counts['event'] += 1
-        def on_trace_record(self, e): counts['trace'] += 1
-        def on_win_trace(self, e): pass
-    with open(path, 'rb') as f:
-        build_from_stream(f.read()).parse(Observer())
-    print(records, counts['system'], counts['perfinfo'], counts['event'], counts['trace'])
-";
-
 /// Every scenario decodes entirely (no event of any provider left
 /// undecoded, the network providers' included) and the Python peers read
 /// each file with the record counts nettrail's reader finds.
@@ -1742,32 +1720,22 @@ fn every_scenario_decodes_and_the_peers_read_it_alike() {
         // etl-parser keeps the header event apart from the system records,
         // and reads nothing of compressed buffers: only dissect.etl counts those.
         let compressed = summary.compressed_buffers > 0;
-        ours.push((
-            compressed,
-            format!(
-                "{} {} {} {} {}",
-                summary.events,
-                count(&["SYSTEM64"]) - 1,
-                count(&["PERFINFO64"]),
-                count(&["EVENT_HEADER64", "EVENT_HEADER32"]),
-                count(&["FULL_HEADER64", "FULL_HEADER32"])
-            ),
-        ));
+        let etl_parser = [
+            count(&["SYSTEM64"]) - 1,
+            count(&["PERFINFO64"]),
+            count(&["EVENT_HEADER64", "EVENT_HEADER32"]),
+            count(&["FULL_HEADER64", "FULL_HEADER32"]),
+        ];
+        ours.push((summary.events, (!compressed).then_some(etl_parser)));
         let path = dir.join(format!("{name}.etl"));
         std::fs::write(&path, &bytes).unwrap();
         paths.push(path);
     }
-    let python = python_peers().unwrap_or_else(|e| panic!("the Python peer readers are needed: {e}"));
-    let out = Command::new(python).args(["-c", PEERS_COUNT]).args(&paths).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let theirs: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
-    for (((name, _, _), (compressed, ours)), theirs) in scenarios::ALL.iter().zip(&ours).zip(&theirs) {
-        if *compressed {
-            let records = |s: &str| s.split(' ').next().map(str::to_string);
-            assert_eq!(records(theirs), records(ours), "{name}: dissect.etl's record count");
-        } else {
-            assert_eq!(theirs, ours, "{name}: the peers' counts (records; system, perfinfo, event, trace records)");
+    let theirs = peer_counts(&paths);
+    for (((name, _, _), (records, etl_parser)), theirs) in scenarios::ALL.iter().zip(&ours).zip(&theirs) {
+        assert_eq!(theirs.dissect_records, *records, "{name}: dissect.etl's record count");
+        if let Some(etl_parser) = etl_parser {
+            assert_eq!(theirs.etl_parser, *etl_parser, "{name}: etl-parser's records (system, perfinfo, event, trace)");
         }
     }
-    assert_eq!(theirs.len(), scenarios::ALL.len());
 }

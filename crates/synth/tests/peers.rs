@@ -2,11 +2,9 @@
 //! with the record counts nettrail's reader finds, so the synthesizer and
 //! our reader cannot agree on a shared mistake unnoticed.
 
-use std::process::Command;
-
 use nettrail_etl::{Summary, Trace};
 use nettrail_synth::{EventSpec, KernelSpec, Process, Synth, SynthConfig, Val, fields, sockaddr};
-use nettrail_testkit::{python_peers, target_dir};
+use nettrail_testkit::{peer_counts, target_dir};
 
 /// A small scenario with every record kind the synthesizer writes: the
 /// rundowns, a process and thread started and ended, 64- and 32-bit
@@ -38,36 +36,6 @@ fn scenario(compress: bool) -> Vec<u8> {
     s.finish().unwrap()
 }
 
-fn python(script: &str, file: &std::path::Path) -> String {
-    let python = python_peers().unwrap_or_else(|e| panic!("the Python peer readers are needed: {e}"));
-    let out = Command::new(python).args(["-c", script]).arg(file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-const DISSECT_COUNT: &str = "
-import sys
-from dissect.etl.etl import ETL
-with open(sys.argv[1], 'rb') as f:
-    print(sum(1 for _ in ETL(f)))
-";
-
-/// etl-parser reports records by header family through observer callbacks.
-const ETL_PARSER_COUNT: &str = "
-import sys
-from etl.etl import build_from_stream
-counts = {'system': 0, 'perfinfo': 0, 'event': 0, 'trace': 0}
-class Observer:
-    def on_system_trace(self, e): counts['system'] += 1
-    def on_perfinfo_trace(self, e): counts['perfinfo'] += 1
-    def on_event_record(self, e): counts['event'] += 1
-    def on_trace_record(self, e): counts['trace'] += 1
-    def on_win_trace(self, e): pass
-with open(sys.argv[1], 'rb') as f:
-    build_from_stream(f.read()).parse(Observer())
-print(counts['system'], counts['perfinfo'], counts['event'], counts['trace'])
-";
-
 #[test]
 fn python_peers_count_the_records_we_synthesize() {
     let dir = target_dir().join("test-synth-peers");
@@ -83,18 +51,18 @@ fn python_peers_count_the_records_we_synthesize() {
         // 900 scenario events, their metadata, the rundowns, the lifetimes.
         assert!(ours.events > 1000, "{}", ours.events);
         assert_eq!(count(&["EVENT_HEADER64", "EVENT_HEADER32"]), 601);
-        assert_eq!(python(DISSECT_COUNT, &path), ours.events.to_string(), "dissect.etl, compress={compress}");
+        let theirs = peer_counts(&[path])[0];
+        assert_eq!(theirs.dissect_records, ours.events, "dissect.etl, compress={compress}");
         if !compress {
             // etl-parser cannot decompress; on plain buffers it sees every
             // record (the header event it keeps apart).
-            let want = format!(
-                "{} {} {} {}",
+            let want = [
                 count(&["SYSTEM64"]) - 1,
                 count(&["PERFINFO64"]),
                 count(&["EVENT_HEADER64", "EVENT_HEADER32"]),
-                count(&["FULL_HEADER64", "FULL_HEADER32"])
-            );
-            assert_eq!(python(ETL_PARSER_COUNT, &path), want, "etl-parser");
+                count(&["FULL_HEADER64", "FULL_HEADER32"]),
+            ];
+            assert_eq!(theirs.etl_parser, want, "etl-parser");
         }
     }
 }

@@ -119,6 +119,54 @@ fn make_python_peers() -> Result<PathBuf, String> {
     if ready(&python) { Ok(python) } else { Err(format!("{} cannot import the peers", python.display())) }
 }
 
+/// What the peer readers find in one trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCounts {
+    /// dissect.etl's records, the header event included.
+    pub dissect_records: u64,
+    /// etl-parser's records by header family: system, perfinfo, EVENT_HEADER,
+    /// classic trace header. It keeps the header event apart and reads
+    /// nothing of compressed buffers.
+    pub etl_parser: [u64; 4],
+}
+
+/// Both peers' record counts of each file (one Python run for all).
+const PEER_COUNTS: &str = "
+import sys
+from dissect.etl.etl import ETL
+from etl.etl import build_from_stream
+for path in sys.argv[1:]:
+    with open(path, 'rb') as f:
+        records = sum(1 for _ in ETL(f))
+    counts = {'system': 0, 'perfinfo': 0, 'event': 0, 'trace': 0}
+    class Observer:
+        def on_system_trace(self, e): counts['system'] += 1
+        def on_perfinfo_trace(self, e): counts['perfinfo'] += 1
+        def on_event_record(self, e): counts['event'] += 1
+        def on_trace_record(self, e): counts['trace'] += 1
+        def on_win_trace(self, e): pass
+    with open(path, 'rb') as f:
+        build_from_stream(f.read()).parse(Observer())
+    print(records, counts['system'], counts['perfinfo'], counts['event'], counts['trace'])
+";
+
+/// Runs both peer readers on each file; panics when they cannot run (the
+/// peers are part of the tests, not optional).
+pub fn peer_counts(files: &[PathBuf]) -> Vec<PeerCounts> {
+    let python = python_peers().unwrap_or_else(|e| panic!("the Python peer readers are needed: {e}"));
+    let out = std::process::Command::new(python).args(["-c", PEER_COUNTS]).args(files).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let counts: Vec<PeerCounts> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| {
+            let n: Vec<u64> = line.split(' ').map(|v| v.parse().unwrap()).collect();
+            PeerCounts { dissect_records: n[0], etl_parser: [n[1], n[2], n[3], n[4]] }
+        })
+        .collect();
+    assert_eq!(counts.len(), files.len(), "one line per file");
+    counts
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
