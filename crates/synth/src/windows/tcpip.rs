@@ -173,26 +173,31 @@ impl Machine {
         &mut self,
         at: f64,
         th: Tid,
-        (endpoint, pid): (u64, u32),
+        endpoint: (u64, u32),
         local: SocketAddr,
         remote: SocketAddr,
         bytes: u32,
     ) -> Result<(), crate::SynthError> {
-        let f = fields![
-            ("Endpoint", Val::Ptr(endpoint)),
-            ("NumMessages", 1u32),
-            ("NumBytes", bytes),
-            ("LocalSockAddr", sockaddr(local)),
-            ("RemoteSockAddr", sockaddr(remote)),
-            ("Pid", pid),
-        ];
-        self.tcpip(1169, at, th, f)
+        self.udp_messages(1169, at, th, endpoint, (local, remote), bytes)
     }
 
     /// UdpEndpointReceiveMessages (1170): a datagram is delivered (DPC). The
     /// two address fields are logged as given: Windows sometimes swaps them.
     pub fn udp_endpoint_receive(
         &mut self,
+        at: f64,
+        th: Tid,
+        endpoint: (u64, u32),
+        addresses: (SocketAddr, SocketAddr),
+        bytes: u32,
+    ) -> Result<(), crate::SynthError> {
+        self.udp_messages(1170, at, th, endpoint, addresses, bytes)
+    }
+
+    /// The send (1169) and receive (1170) events share their layout.
+    fn udp_messages(
+        &mut self,
+        id: u16,
         at: f64,
         th: Tid,
         (endpoint, pid): (u64, u32),
@@ -207,7 +212,7 @@ impl Machine {
             ("RemoteSockAddr", sockaddr(remote)),
             ("Pid", pid),
         ];
-        self.tcpip(1170, at, th, f)
+        self.tcpip(id, at, th, f)
     }
 
     /// UdpCloseEndpointBound (1397): the socket's close, on the closing thread.
