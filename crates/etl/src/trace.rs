@@ -144,8 +144,8 @@ impl<'data> Trace<'data> {
     }
 
     /// [`Trace::parse`] of a file's bytes; buffers read by this trace's
-    /// readers (the merge, and [`Trace::contents`] users that call
-    /// [`Trace::release_buffer`]) give their pages back to the OS.
+    /// readers (the merge, and [`Trace::contents`] users that hand them to a
+    /// [`Releaser`]) give their pages back to the OS.
     pub fn open(file: &'data TraceFile) -> Result<Trace<'data>> {
         Trace::parse_from(file.bytes(), Some(file))
     }

@@ -1,6 +1,6 @@
 //! Network addresses as the providers log them: SOCKADDR structures (IPv4,
 //! IPv6, Hyper-V, VSock, anything else), kernel fields in network byte
-//! order, and text ("10.0.0.5:443", "[2001:db8::1]:443", "::ffff:10.0.0.5").
+//! order, and text (`10.0.0.5:443`, `[2001:db8::1]:443`, `::ffff:10.0.0.5`).
 //!
 //! One [`Address`] type for every family, so joins across layers compare like
 //! with like: IPv4-mapped IPv6 addresses become IPv4 and IPv6 zone ids are
@@ -184,7 +184,7 @@ impl Endpoint {
         }
     }
 
-    /// Reads "a.b.c.d:port", "[v6]:port", "a.b.c.d" or "v6" (port 0 then).
+    /// Reads `a.b.c.d:port`, `[v6]:port`, `a.b.c.d` or `v6` (port 0 then).
     pub fn parse(text: &str) -> Option<Endpoint> {
         let text = text.trim();
         if let Some(rest) = text.strip_prefix('[') {
