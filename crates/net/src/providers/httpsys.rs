@@ -141,6 +141,19 @@ pub struct HttpServer {
     connection_ids: FastMap<u64, u64>,
 }
 
+impl HttpServer {
+    /// The request with this id; one whose receipt the trace missed (it
+    /// began before) starts at its first event.
+    fn request(&mut self, id: u64, time: Time) -> usize {
+        if let Some(&i) = self.by_id.get(&id) {
+            return i;
+        }
+        self.requests.push(ServerRequest { request_id: id, received: time, last: time, ..ServerRequest::default() });
+        self.by_id.insert(id, self.requests.len() - 1);
+        self.requests.len() - 1
+    }
+}
+
 impl Network {
     pub(crate) fn on_httpsys(&mut self, head: &Head, e: Event) {
         let t = head.time;
@@ -179,7 +192,7 @@ impl Network {
                 r.last = r.last.max(t);
             }
             Event::Delivered { object, request, site, queue, url } => {
-                let Some(&i) = s.by_id.get(&request) else { return };
+                let i = s.request(request, t);
                 s.by_object.insert(object, i);
                 let r = &mut s.requests[i];
                 r.site = site;
@@ -188,7 +201,7 @@ impl Network {
                 r.last = r.last.max(t);
             }
             Event::Response { request, connection, status, verb } => {
-                let Some(&i) = s.by_id.get(&request) else { return };
+                let i = s.request(request, t);
                 let r = &mut s.requests[i];
                 r.status = status.or(r.status);
                 r.verb = r.verb.take().or(verb);
@@ -208,5 +221,39 @@ impl Network {
                 r.last = r.last.max(t);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(time: Time, pid: u32) -> Head {
+        Head { time, pid: Some(pid), tid: Some(8), activity: Guid::ZERO, related: Guid::ZERO }
+    }
+
+    #[test]
+    fn a_request_received_before_the_trace_starts_at_its_first_event() {
+        let mut net = Network::new(0);
+        let delivered = Event::Delivered {
+            object: 0xfa80,
+            request: 0x42,
+            site: Some(1),
+            queue: Some("DefaultAppPool".into()),
+            url: Some("http://server:80/a".into()),
+        };
+        net.on_httpsys(&head(100, 4), delivered);
+        net.on_httpsys(
+            &head(150, 4400),
+            Event::Response { request: 0x42, connection: Some(7), status: Some(200), verb: Some("GET".into()) },
+        );
+        let rows = net.report().http_server;
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.request_id, r.start, r.end, r.status, r.pid), (0x42, 100, 150, Some(200), Some(4400)));
+        assert_eq!(
+            (r.verb.as_deref(), r.url.as_deref(), r.connection_id),
+            (Some("GET"), Some("http://server:80/a"), Some(7))
+        );
     }
 }
