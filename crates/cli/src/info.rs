@@ -35,8 +35,10 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let summary = Summary::compute(&trace);
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
     let coverage = Coverage::compute(&trace, &schemas);
+    let code = nettrail_stacks::scan(&trace, &schemas, &|_| true);
     let _ = quiet; // counting runs at memory speed; it needs no progress line
-    let report = report(&args.trace, &trace, &summary, &coverage);
+    let mut report = report(&args.trace, &trace, &summary, &coverage);
+    add_code(&mut report, &summary, &code);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -138,6 +140,30 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Cov
     })
 }
 
+/// Stacks and modules: how many events have a stack (joined StackWalk
+/// records, or an extended data item), and what their addresses can resolve to.
+fn add_code(report: &mut Value, s: &Summary, code: &nettrail_stacks::Code) {
+    let (distinct, joined) = code.stacks.counts();
+    let in_items: u64 = s
+        .extended_items
+        .iter()
+        .filter(|(k, _)| matches!(k.name(), "stack_trace32" | "stack_trace64" | "stack_key32" | "stack_key64"))
+        .map(|(_, n)| *n)
+        .sum();
+    let (modules, methods) = code.modules.counts();
+    report["stacks"] = json!({
+        "events": joined as u64 + in_items,
+        "from_stack_walk": joined,
+        "from_extended_data": in_items,
+        "distinct_stack_walks": distinct,
+    });
+    report["modules"] = json!({
+        "loads": modules,
+        "with_pdb_identity": code.modules.with_pdbs().count(),
+        "managed_methods": methods,
+    });
+}
+
 fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
     let s = |k: &str| match &r[k] {
         Value::String(s) => s.clone(),
@@ -202,6 +228,21 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
         writeln!(out, "extended      {}", pairs(&r["extended_items"]))?;
     }
     writeln!(out, "tracelogging  {} events", s("tracelogging_events"))?;
+    let (st, m) = (&r["stacks"], &r["modules"]);
+    if st["events"].as_u64().is_some_and(|n| n > 0) {
+        writeln!(
+            out,
+            "stacks        {} events ({} joined from StackWalk records, {} in extended data)",
+            st["events"], st["from_stack_walk"], st["from_extended_data"]
+        )?;
+    }
+    if m["loads"].as_u64().is_some_and(|n| n > 0) {
+        writeln!(
+            out,
+            "modules       {} loads ({} with a PDB identity), {} managed methods",
+            m["loads"], m["with_pdb_identity"], m["managed_methods"]
+        )?;
+    }
     let undecoded = pairs(&r["undecoded_events"]);
     writeln!(
         out,

@@ -7,6 +7,17 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     nettrail_decode::format::json_string(out, s);
 }
 
+pub fn string_array(out: &mut Vec<u8>, items: &[String]) {
+    out.push(b'[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, s);
+    }
+    out.push(b']');
+}
+
 pub fn uint(out: &mut Vec<u8>, v: impl itoa::Integer) {
     let mut buf = itoa::Buffer::new();
     out.extend_from_slice(buf.format(v).as_bytes());

@@ -103,6 +103,10 @@ pub fn write(
     }
     out.extend_from_slice(b"],\"payload_len\":");
     json::uint(out, e.payload.len());
+    if let Some(stack) = &v.stack {
+        out.extend_from_slice(b",\"stack\":");
+        out.extend_from_slice(stack.as_bytes());
+    }
     match v.schema {
         Ok(schema) => {
             out.extend_from_slice(b",\"schema_source\":\"");

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use self::filter::{Filter, TimeBound};
 use self::text::TextField;
 use self::view::View;
-use crate::Outcome;
+use crate::{Outcome, json};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -81,17 +81,27 @@ enum Format {
 const BATCH: usize = 32 * 1024;
 const CHUNK: usize = 2048;
 
+/// What every chunk of one run reads.
+struct Run<'r> {
+    schemas: &'r Schemas,
+    /// Stacks and modules (JSON lines only).
+    code: Option<&'r nettrail_stacks::Code>,
+    /// Each stored stack's JSON text, made the first time an event needs it.
+    stack_texts: Option<&'r [std::sync::OnceLock<String>]>,
+    args: &'r Args,
+    filter: &'r Filter,
+    clock: &'r Clock,
+}
+
 /// Decodes and formats one chunk into `text`; returns the events written
 /// and the damage met.
 fn format_chunk(
     stream: &EventStream<'_, '_>,
     items: &[Result<EventRef, Error>],
-    schemas: &Schemas,
-    args: &Args,
-    filter: &Filter,
-    clock: &Clock,
+    run: &Run<'_>,
     text: &mut Vec<u8>,
 ) -> (u64, Vec<Error>) {
+    let Run { schemas, code, stack_texts: code_text, args, filter, clock } = *run;
     text.clear();
     let mut count = 0;
     let mut damage = Vec::new();
@@ -100,6 +110,7 @@ fn format_chunk(
     let mut utc = UtcText::default();
     let mut provider_fields = None;
     let mut line = String::new();
+    let mut cursor = code.map(|c| c.stacks.cursor());
     for item in items {
         let r = match item {
             Ok(r) => r,
@@ -123,7 +134,29 @@ fn format_chunk(
         if !filter.accepts(&event, names.provider.as_deref(), filetime) {
             continue;
         }
-        let view = View { event: &event, schema: decoded.as_ref().copied(), values: &values, names: &names, filetime };
+        let stack = code.zip(cursor.as_mut()).and_then(|(c, cursor)| {
+            // Kernel records without a thread in their header name it in their payload.
+            let thread = event.thread_id.or_else(|| {
+                let fields = decoded.as_ref().ok()?.fields.as_slice();
+                let i = fields.iter().position(|f| f.name == "ThreadId")?;
+                values.get(i)?.as_u64().map(|t| t as u32)
+            });
+            let stack = cursor.of_record_on(&event.record, thread)?;
+            let render = || {
+                let frames = nettrail_stacks::Frames { modules: &c.modules, symbols: &nettrail_stacks::NoSymbols };
+                let pid = stack.pid.or(event.process_id).unwrap_or(0);
+                let mut text = Vec::new();
+                json::string_array(&mut text, &frames.stack(pid, &stack.frames, event.timestamp));
+                String::from_utf8(text).unwrap_or_default()
+            };
+            // Stacks repeat: each stored one is rendered once.
+            Some(match stack.id.and_then(|id| code_text.and_then(|t| t.get(id as usize))) {
+                Some(cell) => std::borrow::Cow::Borrowed(cell.get_or_init(render).as_str()),
+                None => std::borrow::Cow::Owned(render()),
+            })
+        });
+        let view =
+            View { event: &event, schema: decoded.as_ref().copied(), values: &values, names: &names, filetime, stack };
         match args.format {
             Format::Jsonl => jsonl::write(text, &view, args.raw, &mut utc, &mut provider_fields),
             Format::Xml | Format::Csv | Format::Text => {
@@ -161,6 +194,12 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let schemas =
         if args.raw { Schemas::new() } else { crate::schemas::for_trace(&args.trace, &trace, &args.manifest)? };
     let clock = *trace.clock();
+    // Stacks need a pass of their own (they are joined to events by time and
+    // thread, their frames resolved through the modules loaded then).
+    let code = (!args.raw && args.format == Format::Jsonl).then(|| nettrail_stacks::scan(&trace, &schemas, &|_| true));
+    // Each stored stack's JSON text, made the first time an event needs it.
+    let stack_texts: Option<Vec<std::sync::OnceLock<String>>> =
+        code.as_ref().map(|c| (0..c.stacks.counts().0).map(|_| std::sync::OnceLock::new()).collect());
     let filter = Filter::new(
         &args.provider,
         &args.id,
@@ -189,6 +228,14 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
     let mut remaining = args.limit.unwrap_or(u64::MAX);
     let mut damage = Vec::new();
+    let run = Run {
+        schemas: &schemas,
+        code: code.as_ref(),
+        stack_texts: stack_texts.as_deref(),
+        args,
+        filter: &filter,
+        clock: &clock,
+    };
     let mut stream = trace.events();
     let mut batch = Vec::with_capacity(BATCH);
     let mut texts: Vec<Vec<u8>> = (0..BATCH.div_ceil(CHUNK)).map(|_| Vec::with_capacity(CHUNK * 512)).collect();
@@ -201,7 +248,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         let results: Vec<(u64, Vec<Error>)> = batch
             .par_chunks(CHUNK)
             .zip(texts.par_iter_mut())
-            .map(|(items, text)| format_chunk(&stream, items, &schemas, args, &filter, &clock, text))
+            .map(|(items, text)| format_chunk(&stream, items, &run, text))
             .collect();
         for ((count, errors), text) in results.into_iter().zip(&texts) {
             damage.extend(errors);

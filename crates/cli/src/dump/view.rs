@@ -13,6 +13,8 @@ pub struct View<'v, 'a> {
     pub names: &'v EventNames<'v>,
     /// The event's time as FILETIME (UTC).
     pub filetime: i64,
+    /// The event's call stack, innermost frame first, as a JSON array.
+    pub stack: Option<std::borrow::Cow<'v, str>>,
 }
 
 impl View<'_, '_> {

@@ -1,0 +1,332 @@
+//! Which call stack belongs to which event.
+//!
+//! Two storage forms exist. Classic kernel stack walks are records of their
+//! own (group StackWalk) that name their event by raw timestamp and thread:
+//! `Stack` (opcode 32) holds frames; with the stack cache (Windows 8 on),
+//! `StackKeyKernel`/`StackKeyUser` (37/38) hold keys whose frames arrive in
+//! `KeyDelete`/`KeyRundown` (35/36), often much later. A kernel part and a
+//! user part with the same timestamp and thread are one stack, kernel frames
+//! first (innermost first throughout). Manifest and TraceLogging events carry
+//! their stack in an extended data item instead (frames, or a cache key).
+//!
+//! Layouts (facts, etl-format.md §3.3): Stack = EventTimeStamp u64,
+//! StackProcess u32, StackThread u32, then pointer-sized frames; the key
+//! events = the same three fields then a pointer-sized key; KeyDelete /
+//! KeyRundown = the key, then the frames. They are read here straight from
+//! the payload: there can be millions.
+
+use nettrail_decode::fasthash::FastMap;
+use nettrail_etl::extended::{ExtType, ExtendedData};
+use nettrail_etl::{Guid, Record};
+
+/// The StackWalk event class.
+pub const STACK_WALK: Guid = Guid::parse_const("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3");
+
+const STACK: u8 = 32;
+const KEY_DELETE: u8 = 35;
+const KEY_RUNDOWN: u8 = 36;
+const KEY_KERNEL: u8 = 37;
+const KEY_USER: u8 = 38;
+
+/// Where kernel addresses start for a kernel of this pointer size.
+pub fn kernel_boundary(pointer_size: u8) -> u64 {
+    if pointer_size == 4 { 0x8000_0000 } else { 0xFFFF_8000_0000_0000 }
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn pointer_at(b: &[u8], at: usize, size: u8) -> Option<u64> {
+    if size == 4 { u32_at(b, at).map(u64::from) } else { u64_at(b, at) }
+}
+
+fn frames(b: &[u8], size: u8) -> impl Iterator<Item = u64> + '_ {
+    b.chunks_exact(usize::from(size)).map(move |c| {
+        if size == 4 {
+            u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        } else {
+            u64::from_le_bytes(c.try_into().unwrap_or_default())
+        }
+    })
+}
+
+/// A stack record, as one buffer's scan finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Frames: their event's (timestamp, thread, process) and range in the scan's frame arena.
+    Frames { at: u64, tid: u32, pid: u32, frames: (usize, usize) },
+    /// A cache key for the kernel or user part of an event's stack.
+    Key { at: u64, tid: u32, pid: u32, key: u64, user: bool },
+    /// A cache key's frames, logged when the cache drops the key (which it
+    /// then reuses) or at rundown: a key names the frames of its next definition.
+    Definition { at: u64, key: u64, frames: (usize, usize) },
+}
+
+/// Reads a StackWalk record into `parts`, its frames into `arena`; `None`
+/// for other records or damaged ones (which then have no stack).
+pub(crate) fn read_part(record: &Record<'_>, arena: &mut Vec<u64>) -> Option<Part> {
+    if record.provider != STACK_WALK {
+        return None;
+    }
+    let (p, size) = (record.payload, record.pointer_size);
+    let mut take = |b: &[u8]| {
+        let start = arena.len();
+        arena.extend(frames(b, size));
+        (start, arena.len())
+    };
+    match record.opcode {
+        STACK => {
+            let (at, pid, tid) = (u64_at(p, 0)?, u32_at(p, 8)?, u32_at(p, 12)?);
+            Some(Part::Frames { at, tid, pid, frames: take(p.get(16..)?) })
+        }
+        KEY_KERNEL | KEY_USER => Some(Part::Key {
+            at: u64_at(p, 0)?,
+            pid: u32_at(p, 8)?,
+            tid: u32_at(p, 12)?,
+            key: pointer_at(p, 16, size)?,
+            user: record.opcode == KEY_USER,
+        }),
+        KEY_DELETE | KEY_RUNDOWN => {
+            let key = pointer_at(p, 0, size)?;
+            Some(Part::Definition { at: record.timestamp, key, frames: take(p.get(usize::from(size)..)?) })
+        }
+        _ => None,
+    }
+}
+
+/// The event a stack part belongs to: (timestamp, thread, process).
+fn event_of(part: &Part) -> Option<(u64, u32, u32)> {
+    match part {
+        Part::Frames { at, tid, pid, .. } | Part::Key { at, tid, pid, .. } => Some((*at, *tid, *pid)),
+        Part::Definition { .. } => None,
+    }
+}
+
+pub type StackId = u32;
+
+/// Every stack of a trace, joined to its event.
+#[derive(Debug, Default)]
+pub struct Stacks {
+    /// Frames of all stacks, each stack contiguous, innermost first.
+    frames: Vec<u64>,
+    /// Each stack's range in `frames`, and the process it was walked in.
+    ranges: Vec<(u32, u32)>,
+    pids: Vec<u32>,
+    /// (raw timestamp, thread, stack) of every event with a stack, in time
+    /// order: events are looked up in time order too, so a cursor walks
+    /// this list instead of hashing (most events have no stack).
+    events: Vec<(u64, u32, StackId)>,
+    /// Each stack-cache key's definitions over time (time, range in `frames`).
+    keys: FastMap<u64, Vec<(u64, u32, u32)>>,
+    /// Identical stacks are stored once.
+    dedup: FastMap<u64, Vec<StackId>>,
+    kernel_boundary: u64,
+}
+
+/// One event's stack: kernel frames (if any) then user frames, innermost
+/// first, and the process whose addresses they are (a StackWalk record names
+/// it where the event's header does not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    pub frames: Vec<u64>,
+    pub pid: Option<u32>,
+    /// The stored stack it is (a StackWalk stack): equal ids, equal frames.
+    pub id: Option<StackId>,
+    /// The (raw timestamp, thread) its StackWalk records named.
+    pub walked: Option<(u64, u32)>,
+}
+
+impl Stacks {
+    /// Joins the parts found by the scan (sorted by timestamp and thread) into stacks.
+    pub(crate) fn join(parts: Vec<Part>, arena: &[u64], pointer_size: u8) -> Stacks {
+        let mut s = Stacks { kernel_boundary: kernel_boundary(pointer_size), ..Stacks::default() };
+        // Key definitions first: they come after the events that use them.
+        for part in &parts {
+            if let Part::Definition { at, key, frames: (a, b) } = part {
+                let start = s.frames.len() as u32;
+                s.frames.extend_from_slice(arena.get(*a..*b).unwrap_or_default());
+                s.keys.entry(*key).or_default().push((*at, start, s.frames.len() as u32));
+            }
+        }
+        for definitions in s.keys.values_mut() {
+            definitions.sort_unstable();
+        }
+        // The kernel and user parts of each (timestamp, thread), which the
+        // caller's sort by (timestamp, thread) puts next to each other.
+        let boundary = s.kernel_boundary;
+        let mut i = 0;
+        while i < parts.len() {
+            let Some((at, tid, pid)) = event_of(&parts[i]) else {
+                i += 1;
+                continue;
+            };
+            let (mut kernel, mut user) = (Vec::new(), Vec::new());
+            while let Some(part) = parts.get(i).filter(|p| event_of(p).is_some_and(|(a, t, _)| (a, t) == (at, tid))) {
+                let keyed;
+                let frames: &[u64] = match part {
+                    Part::Frames { frames: (a, b), .. } => arena.get(*a..*b).unwrap_or_default(),
+                    Part::Key { key, .. } => {
+                        keyed = s.key_frames(*key, at).map(<[u64]>::to_vec).unwrap_or_default();
+                        &keyed
+                    }
+                    Part::Definition { .. } => &[],
+                };
+                for &f in frames {
+                    if f >= boundary { kernel.push(f) } else { user.push(f) }
+                }
+                i += 1;
+            }
+            if kernel.is_empty() && user.is_empty() {
+                continue;
+            }
+            kernel.extend(user);
+            let id = s.store(pid, &kernel);
+            s.events.push((at, tid, id));
+        }
+        s.events.sort_unstable();
+        s
+    }
+
+    fn store(&mut self, pid: u32, frames: &[u64]) -> StackId {
+        let hash = frames
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64 ^ u64::from(pid), |h, &f| (h ^ f).wrapping_mul(0x0100_0000_01b3));
+        if let Some(ids) = self.dedup.get(&hash) {
+            for &id in ids {
+                let (a, b) = self.ranges[id as usize];
+                if self.pids[id as usize] == pid && self.frames[a as usize..b as usize] == *frames {
+                    return id;
+                }
+            }
+        }
+        let start = self.frames.len() as u32;
+        self.frames.extend_from_slice(frames);
+        let id = self.ranges.len() as StackId;
+        self.ranges.push((start, self.frames.len() as u32));
+        self.pids.push(pid);
+        self.dedup.entry(hash).or_default().push(id);
+        id
+    }
+
+    /// The process a stack was walked in.
+    pub fn pid(&self, id: StackId) -> Option<u32> {
+        self.pids.get(id as usize).copied()
+    }
+
+    /// The frames of a stack.
+    pub fn frames(&self, id: StackId) -> &[u64] {
+        let (a, b) = self.ranges.get(id as usize).copied().unwrap_or((0, 0));
+        self.frames.get(a as usize..b as usize).unwrap_or_default()
+    }
+
+    /// A lookup position for events that come in time order.
+    pub fn cursor(&self) -> StackCursor<'_> {
+        StackCursor { stacks: self, at: 0 }
+    }
+
+    /// The stack of the event logged at `timestamp` on `thread` (`None`: a
+    /// header without a thread, matched by time alone when one stack has it).
+    pub fn of_event(&self, timestamp: u64, thread: Option<u32>) -> Option<StackId> {
+        self.cursor().of_event(timestamp, thread)
+    }
+
+    /// A record's stack: its own extended data item (frames, or a key of the
+    /// stack cache), else a StackWalk record joined to it.
+    pub fn of_record(&self, record: &Record<'_>) -> Option<Stack> {
+        self.cursor().of_record(record)
+    }
+
+    /// How many distinct stacks, and how many events have one.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.ranges.len(), self.events.len())
+    }
+
+    /// The frames a stack-cache key named at raw time `at`: its first
+    /// definition logged then or later (the cache logs a key's frames when it
+    /// drops the key, after the events that used it).
+    fn key_frames(&self, key: u64, at: u64) -> Option<&[u64]> {
+        let definitions = self.keys.get(&key)?;
+        let i = definitions.partition_point(|d| d.0 < at);
+        let &(_, a, b) = definitions.get(i).or(definitions.last())?;
+        self.frames.get(a as usize..b as usize)
+    }
+
+    pub fn kernel_boundary(&self) -> u64 {
+        self.kernel_boundary
+    }
+}
+
+/// Looks up the stacks of events taken in time order (a chunk of the
+/// merged stream): a binary search for the first, then steps forward.
+#[derive(Debug)]
+pub struct StackCursor<'s> {
+    stacks: &'s Stacks,
+    at: usize,
+}
+
+impl StackCursor<'_> {
+    /// See [`Stacks::of_event`].
+    pub fn of_event(&mut self, timestamp: u64, thread: Option<u32>) -> Option<StackId> {
+        self.find(timestamp, thread).map(|e| e.2)
+    }
+
+    fn find(&mut self, timestamp: u64, thread: Option<u32>) -> Option<(u64, u32, StackId)> {
+        let events = &self.stacks.events;
+        // Forward in small steps; backward or far ahead, search.
+        if events.get(self.at).is_none_or(|e| e.0 > timestamp)
+            || events.get(self.at + 16).is_some_and(|e| e.0 < timestamp)
+        {
+            self.at = events.partition_point(|e| e.0 < timestamp);
+        }
+        while events.get(self.at).is_some_and(|e| e.0 < timestamp) {
+            self.at += 1;
+        }
+        let same = events[self.at.min(events.len())..].iter().take_while(|e| e.0 == timestamp);
+        match thread {
+            Some(tid) => same.clone().find(|e| e.1 == tid).copied(),
+            None => {
+                let mut same = same;
+                let first = *same.next()?;
+                same.next().is_none().then_some(first)
+            }
+        }
+    }
+
+    /// See [`Stacks::of_record`].
+    pub fn of_record(&mut self, record: &Record<'_>) -> Option<Stack> {
+        self.of_record_on(record, record.thread_id)
+    }
+
+    /// A record's stack, for a record whose thread is known from elsewhere
+    /// (kernel PERFINFO records name it in their payload, not their header:
+    /// a sampled profile's `ThreadId`).
+    pub fn of_record_on(&mut self, record: &Record<'_>, thread: Option<u32>) -> Option<Stack> {
+        let stacks = self.stacks;
+        if record.provider == STACK_WALK {
+            return None;
+        }
+        let mut frames = Vec::new();
+        for item in record.extended.iter() {
+            match item.parse() {
+                ExtendedData::StackTrace64 { frames: f, .. } => frames.extend(self::frames(f, 8)),
+                ExtendedData::StackTrace32 { frames: f, .. } => frames.extend(self::frames(f, 4)),
+                ExtendedData::StackKey { key, .. }
+                    if matches!(item.ext_type, ExtType::STACK_KEY32 | ExtType::STACK_KEY64) =>
+                {
+                    frames.extend_from_slice(stacks.key_frames(key, record.timestamp).unwrap_or_default());
+                }
+                _ => {}
+            }
+        }
+        if !frames.is_empty() {
+            return Some(Stack { frames, pid: record.process_id, id: None, walked: None });
+        }
+        let (at, tid, id) = self.find(record.timestamp, thread)?;
+        Some(Stack { frames: stacks.frames(id).to_vec(), pid: stacks.pid(id), id: Some(id), walked: Some((at, tid)) })
+    }
+}
