@@ -7,6 +7,8 @@ mod info;
 mod json;
 mod progress;
 mod schemas;
+mod stack;
+mod symbols;
 mod tables;
 
 use std::path::Path;
@@ -33,7 +35,9 @@ enum Command {
     /// Print every event of a trace in time order, one line each.
     Dump(dump::Args),
     /// Network requests: one row per request or connection, at its highest layer.
-    Requests(tables::Args),
+    Requests(tables::RequestArgs),
+    /// The call stacks that started requests, stitched across thread pools and other hand-offs.
+    Stack(stack::Args),
     /// Every TCP connection and UDP flow, with bytes, retransmits and state.
     Connections(tables::Args),
     /// DNS lookups (name, answers, process, time) and the DNS servers of each interface.
@@ -56,7 +60,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info(args) => info::run(args, cli.quiet),
         Command::Dump(args) => dump::run(args, cli.quiet),
-        Command::Requests(args) => tables::run(tables::Table::Requests, args, cli.quiet),
+        Command::Requests(args) => tables::run_requests(args, cli.quiet),
+        Command::Stack(args) => stack::run(args, cli.quiet),
         Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),
         Command::Dns(args) => tables::run(tables::Table::Dns, args, cli.quiet),
         Command::HttpServer(args) => tables::run(tables::Table::HttpServer, args, cli.quiet),
@@ -90,4 +95,13 @@ fn parse<'a>(path: &Path, file: &'a TraceFile) -> anyhow::Result<Trace<'a>> {
 /// Reports damage found in a trace on stderr, naming the file.
 fn report_damage(path: &Path, error: &nettrail_etl::Error) {
     eprintln!("nettrail: {}: {error}", path.display());
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flags_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

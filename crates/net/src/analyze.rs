@@ -4,11 +4,12 @@
 
 use nettrail_decode::{LookupCache, Schemas, Value};
 use nettrail_etl::{Clock, Error, EventRef, EventStream, Trace};
+use nettrail_stacks::StackRef;
 use rayon::prelude::*;
 
 use crate::event::{Head, Props};
 use crate::model::Network;
-use crate::providers::{NetEvent, extract, source_of};
+use crate::providers::{NetEvent, extract, source_of, starts_something};
 
 const BATCH: usize = 64 * 1024;
 const CHUNK: usize = 4096;
@@ -34,17 +35,19 @@ fn read_chunk(
         let Some(event) = stream.event(*r) else { continue };
         let Some(source) = source_of(&event.provider) else { continue };
         let Ok(schema) = schemas.decode_cached(&mut cache, &event.record, &mut values) else { continue };
+        let props = Props::new(&schema.fields, &values);
+        let Some(body) = extract(source, &event.record, &props) else { continue };
+        let stack = starts_something(&body).then(|| StackRef::of_record(&event.record, event.thread_id));
         let head = Head {
             time: clock.to_filetime(event.timestamp),
+            raw: event.timestamp,
             pid: event.process_id,
             tid: event.thread_id,
             activity: event.activity_id,
             related: event.extended.related_activity_id().unwrap_or_default(),
+            stack,
         };
-        let props = Props::new(&schema.fields, &values);
-        if let Some(body) = extract(source, &event.record, &props) {
-            out.push(NetEvent { head, body });
-        }
+        out.push(NetEvent { head, body });
     }
     out
 }

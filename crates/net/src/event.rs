@@ -13,15 +13,20 @@ use crate::address::Endpoint;
 pub type Time = i64;
 
 /// Where and when an event happened, and the activity it belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Head {
     pub time: Time,
+    /// The raw timestamp (what stack records name their event by).
+    pub raw: u64,
     /// The event header's process and thread (`None` when absent, 0 or -1);
     /// for several providers the payload knows better.
     pub pid: Option<u32>,
     pub tid: Option<u32>,
     pub activity: Guid,
     pub related: Guid,
+    /// Where the event's stack is, for the events that start something
+    /// (stack stitching needs them; others do not carry it).
+    pub stack: Option<nettrail_stacks::StackRef>,
 }
 
 impl Head {

@@ -29,10 +29,12 @@ pub mod dns;
 pub mod errors;
 pub mod event;
 mod model;
+pub mod pools;
 pub mod processes;
 mod providers;
 pub mod report;
 pub mod services;
+pub mod stitch;
 pub mod transport;
 pub mod winsock;
 
@@ -44,3 +46,4 @@ pub use providers::urlmon::{UrlMon, UrlRequest};
 pub use providers::webio::WebIo;
 pub use providers::wininet::WinInet;
 pub use report::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow};
+pub use stitch::{ChainStack, Stitched};

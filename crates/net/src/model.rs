@@ -7,6 +7,7 @@ use nettrail_etl::Guid;
 
 use crate::dns::Dns;
 use crate::event::{Head, Time};
+use crate::pools::Pools;
 use crate::processes::Processes;
 use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, urlmon, webio, wininet};
 use crate::transport::Connections;
@@ -79,6 +80,8 @@ pub struct Network {
     pub http_server: httpsys::HttpServer,
     pub ldap: ldap::Ldap,
     pub urlmon: urlmon::UrlMon,
+    /// Work handed between threads, for stack stitching.
+    pub pools: Pools,
     pub activities: Activities,
     /// The trace's start (its header) and its last event: objects still
     /// open at the end are closed there.
@@ -103,7 +106,10 @@ impl Network {
             self.activities.record(&head);
         }
         match event.body {
-            Body::Process(e) => self.processes.apply(head.time, e),
+            Body::Process(e) => {
+                self.thread_lifetime(&head, &e);
+                self.processes.apply(head.time, e);
+            }
             Body::KernelNet(e) => self.on_kernel_net(&head, e),
             Body::Tcpip(e) => self.on_tcpip(&head, e),
             Body::Afd(e) => self.on_afd(&head, e),
@@ -114,6 +120,21 @@ impl Network {
             Body::HttpSys(e) => self.on_httpsys(&head, e),
             Body::Ldap(e) => self.on_ldap(&head, e),
             Body::UrlMon(e) => self.on_urlmon(&head, e),
+            Body::ThreadPool(e) => self.on_threadpool(&head, e),
+            Body::Action(e) => self.on_winhttp_action(&head, e),
+        }
+    }
+
+    /// A thread a process created for itself runs on behalf of its creator
+    /// (the header of a thread's start is the creating thread's).
+    fn thread_lifetime(&mut self, head: &Head, e: &crate::processes::Event) {
+        use crate::processes::{Event as P, Lifetime};
+        match *e {
+            P::Thread { lifetime: Lifetime::Started, pid, tid } if pid > 4 && Head::known(head.pid) == Some(pid) => {
+                self.pools.thread_created(head, tid)
+            }
+            P::Thread { lifetime: Lifetime::Ended, tid, .. } => self.pools.thread_ended(tid),
+            _ => {}
         }
     }
 

@@ -18,6 +18,7 @@ use crate::dns::{Resolver, record_type_name};
 use crate::errors;
 use crate::event::Time;
 use crate::model::Network;
+use crate::pools;
 use crate::providers::{webio, wininet};
 use crate::services;
 use crate::transport::{ConnId, Connection, Ending, Origin, Transport};
@@ -87,6 +88,10 @@ pub struct RequestRow {
     pub local: Option<Endpoint>,
     /// The transport record the row claimed.
     pub connection: Option<ConnId>,
+    /// Where the request began, best first (its own creation, then its
+    /// session's, its socket's, its connection's): what
+    /// [`Network::stitch`](crate::Network::stitch) walks back from.
+    pub started_by: Vec<pools::Origin>,
 }
 
 /// One TCP connection or UDP flow.
@@ -427,9 +432,29 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: r.local.or(c.and_then(|c| c.local)),
                 connection: conn,
+                started_by: self.started_by(r.started_by.iter().map(Some), conn),
                 url,
             });
         }
+    }
+
+    /// A row's origins, best first: its own, then its connection's.
+    fn started_by<'o>(
+        &self,
+        own: impl IntoIterator<Item = Option<&'o pools::Origin>>,
+        conn: Option<ConnId>,
+    ) -> Vec<pools::Origin>
+    where
+        'n: 'o,
+    {
+        let connection = conn.and_then(|c| self.net.connections.get(c).started_by.as_ref());
+        own.into_iter().chain([connection]).flatten().cloned().collect()
+    }
+
+    /// The WinHTTP session a request was opened in.
+    fn webio_session(&self, r: &webio::Request) -> Option<&'n webio::Session> {
+        let session = r.session?;
+        self.net.webio.sessions.iter().rev().find(|s| s.pid == r.pid && s.object == session && s.created <= r.created)
     }
 
     /// A WinINet request's TCP connection: by local port and remote end.
@@ -558,6 +583,10 @@ impl<'n> Gatherer<'n> {
                     activity_events: None,
                     local: c.and_then(|c| c.local),
                     connection: conn,
+                    started_by: self.started_by(
+                        [r.started_by.as_ref(), self.webio_session(r).and_then(|s| s.started_by.as_ref())],
+                        conn,
+                    ),
                     url,
                 });
             }
@@ -602,6 +631,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: None,
                 connection: None,
+                started_by: Vec::new(),
             });
         }
     }
@@ -648,6 +678,10 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: socket.and_then(|s| s.local),
                 connection: op.socket.and_then(|s| self.sock_conn[s]),
+                started_by: self.started_by(
+                    [op.started_by.as_ref(), socket.and_then(|s| s.started_by.as_ref())],
+                    op.socket.and_then(|s| self.sock_conn[s]),
+                ),
             });
         }
     }
@@ -696,6 +730,7 @@ impl<'n> Gatherer<'n> {
                         activity_events: None,
                         local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                         connection: conn,
+                        started_by: self.started_by([s.started_by.as_ref()], conn),
                     });
                 }
                 continue;
@@ -737,6 +772,7 @@ impl<'n> Gatherer<'n> {
                 // The connection's local end, where the socket was bound to any address.
                 local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                 connection: conn,
+                started_by: self.started_by([s.started_by.as_ref()], conn),
             });
         }
     }
@@ -789,6 +825,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: c.local,
                 connection: Some(id),
+                started_by: self.started_by([], Some(id)),
             });
         }
     }

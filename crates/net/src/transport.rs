@@ -108,6 +108,8 @@ pub struct Connection {
     pub dns_name: Option<String>,
     /// The first header PID seen on data events: the best guess when no payload names the process.
     pub alt_pid: Option<u32>,
+    /// The connect request on the caller's thread.
+    pub started_by: Option<crate::pools::Origin>,
 }
 
 impl Connection {
@@ -134,6 +136,7 @@ impl Connection {
             retransmits: 0,
             dns_name: None,
             alt_pid: None,
+            started_by: None,
         }
     }
 

@@ -61,6 +61,8 @@ pub struct Socket {
     pub threads: Vec<u32>,
     /// Created and closed without an address, a port or a byte: nothing to show.
     pub inert: bool,
+    /// Its creation (AfdCreate: the creating thread's stack).
+    pub started_by: Option<crate::pools::Origin>,
 }
 
 /// Socket types (ws2def.h).
@@ -101,6 +103,7 @@ impl Socket {
             last: time,
             threads: Vec::new(),
             inert: false,
+            started_by: None,
         }
     }
 

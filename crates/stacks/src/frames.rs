@@ -1,13 +1,17 @@
 //! Addresses as frames people read: `tcpip.sys!TcpSendData+0x1a2` where a
-//! symbol is known, `ws2_32.dll+0x4f21` where only the module is,
-//! `managed!Namespace.Type.Method+0x12` for JIT-compiled code, and the bare
-//! address where nothing is known.
+//! symbol is known (with the functions inlined there before it, and the
+//! source line when the PDB has one), `ws2_32.dll+0x4f21` where only the
+//! module is, `managed!Namespace.Type.Method+0x12` for JIT-compiled code, and
+//! the bare address where nothing is known.
 
 use crate::modules::{Module, Modules};
 
-/// Names a module-relative address (a PDB lookup, say); `None` when it cannot.
+/// Names a module-relative address (a PDB lookup, say).
 pub trait Symbols {
-    fn function(&self, module: &Module, rva: u64) -> Option<String>;
+    /// The function at `rva` and those inlined into it at that address,
+    /// innermost first, each rendered without the module name
+    /// (`TcpSendData+0x1a2`); empty when the address cannot be named.
+    fn functions(&self, module: &Module, rva: u64) -> Vec<String>;
 }
 
 /// No symbols: frames are `module+offset`.
@@ -15,8 +19,8 @@ pub trait Symbols {
 pub struct NoSymbols;
 
 impl Symbols for NoSymbols {
-    fn function(&self, _: &Module, _: u64) -> Option<String> {
-        None
+    fn functions(&self, _: &Module, _: u64) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -28,23 +32,32 @@ pub struct Frames<'a, S: Symbols> {
 }
 
 impl<S: Symbols> Frames<'_, S> {
-    /// One address of process `pid` at raw time `at`.
-    pub fn frame(&self, pid: u32, address: u64, at: u64) -> String {
+    /// One address of process `pid` at raw time `at`: one frame, or several
+    /// where the compiler inlined functions into the one at that address.
+    pub fn frame(&self, pid: u32, address: u64, at: u64, out: &mut Vec<String>) {
         if let Some(m) = self.modules.module(pid, address, at) {
             let rva = address - m.base;
-            return match self.symbols.function(m, rva) {
-                Some(f) => format!("{}!{f}", m.name),
-                None => format!("{}+{rva:#x}", m.name),
-            };
+            let named = self.symbols.functions(m, rva);
+            if named.is_empty() {
+                out.push(format!("{}+{rva:#x}", m.name));
+            } else {
+                out.extend(named.into_iter().map(|f| format!("{}!{f}", m.name)));
+            }
+            return;
         }
         if let Some(method) = self.modules.method(pid, address, at) {
-            return format!("managed!{}+{:#x}", method.name, address - method.start);
+            out.push(format!("managed!{}+{:#x}", method.name, address - method.start));
+            return;
         }
-        format!("{address:#x}")
+        out.push(format!("{address:#x}"));
     }
 
     /// A whole stack, innermost first.
     pub fn stack(&self, pid: u32, frames: &[u64], at: u64) -> Vec<String> {
-        frames.iter().map(|&a| self.frame(pid, a, at)).collect()
+        let mut out = Vec::with_capacity(frames.len());
+        for &a in frames {
+            self.frame(pid, a, at, &mut out);
+        }
+        out
     }
 }

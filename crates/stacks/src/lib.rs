@@ -31,4 +31,4 @@ mod stacks;
 pub use frames::{Frames, NoSymbols, Symbols};
 pub use modules::{Method, Module, Modules, PdbId};
 pub use scan::{Code, scan};
-pub use stacks::{STACK_WALK, Stack, StackId, Stacks, kernel_boundary};
+pub use stacks::{STACK_WALK, Stack, StackCursor, StackId, StackRef, Stacks, kernel_boundary};

@@ -261,6 +261,48 @@ impl Stacks {
     }
 }
 
+/// Where an event's stack is, noted while the event is at hand and resolved
+/// after the scan: frames in the event's own extended data, a key of the
+/// stack cache (defined later in the trace), or a StackWalk record that
+/// names the event by time and thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StackRef {
+    Inline(std::sync::Arc<[u64]>),
+    Key { key: u64, at: u64 },
+    Walked { at: u64, thread: Option<u32> },
+}
+
+impl StackRef {
+    /// The reference for a record (`thread`: its thread, from the header or payload).
+    pub fn of_record(record: &Record<'_>, thread: Option<u32>) -> StackRef {
+        let mut frames = Vec::new();
+        for item in record.extended.iter() {
+            match item.parse() {
+                ExtendedData::StackTrace64 { frames: f, .. } => frames.extend(self::frames(f, 8)),
+                ExtendedData::StackTrace32 { frames: f, .. } => frames.extend(self::frames(f, 4)),
+                ExtendedData::StackKey { key, .. } => return StackRef::Key { key, at: record.timestamp },
+                _ => {}
+            }
+        }
+        if frames.is_empty() {
+            StackRef::Walked { at: record.timestamp, thread }
+        } else {
+            StackRef::Inline(frames.into())
+        }
+    }
+}
+
+impl Stacks {
+    /// The frames a reference names, if the trace has them.
+    pub fn resolve(&self, r: &StackRef) -> Option<Vec<u64>> {
+        match r {
+            StackRef::Inline(frames) => Some(frames.to_vec()),
+            StackRef::Key { key, at } => self.key_frames(*key, *at).map(<[u64]>::to_vec),
+            StackRef::Walked { at, thread } => self.of_event(*at, *thread).map(|id| self.frames(id).to_vec()),
+        }
+    }
+}
+
 /// Looks up the stacks of events taken in time order (a chunk of the
 /// merged stream): a binary search for the first, then steps forward.
 #[derive(Debug)]

@@ -17,7 +17,15 @@ pub(crate) fn fetch(url: &str, into: &Path) -> Result<(), Error> {
     let dir = into.parent().ok_or_else(|| failed("the cache path has no folder".to_owned()))?;
     fs::create_dir_all(dir).map_err(|e| Error::Io { path: dir.to_owned(), source: e })?;
 
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder();
+    #[cfg(windows)]
+    let config = config.tls_config(
+        ureq::tls::TlsConfig::builder()
+            .provider(ureq::tls::TlsProvider::NativeTls)
+            .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+            .build(),
+    );
+    let agent: ureq::Agent = config
         .timeout_connect(Some(Duration::from_secs(20)))
         .timeout_global(Some(Duration::from_secs(30 * 60)))
         .http_status_as_error(false)

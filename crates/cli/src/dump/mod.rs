@@ -63,6 +63,8 @@ pub struct Args {
     /// events as stored).
     #[arg(long)]
     raw: bool,
+    #[command(flatten)]
+    symbols: crate::symbols::SymbolArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +88,8 @@ struct Run<'r> {
     schemas: &'r Schemas,
     /// Stacks and modules (JSON lines only).
     code: Option<&'r nettrail_stacks::Code>,
+    /// Function names for the stacks' frames.
+    pdbs: &'r crate::symbols::Pdbs,
     /// Each stored stack's JSON text, made the first time an event needs it.
     stack_texts: Option<&'r [std::sync::OnceLock<String>]>,
     args: &'r Args,
@@ -101,7 +105,7 @@ fn format_chunk(
     run: &Run<'_>,
     text: &mut Vec<u8>,
 ) -> (u64, Vec<Error>) {
-    let Run { schemas, code, stack_texts: code_text, args, filter, clock } = *run;
+    let Run { schemas, code, pdbs, stack_texts: code_text, args, filter, clock } = *run;
     text.clear();
     let mut count = 0;
     let mut damage = Vec::new();
@@ -143,7 +147,7 @@ fn format_chunk(
             });
             let stack = cursor.of_record_on(&event.record, thread)?;
             let render = || {
-                let frames = nettrail_stacks::Frames { modules: &c.modules, symbols: &nettrail_stacks::NoSymbols };
+                let frames = nettrail_stacks::Frames { modules: &c.modules, symbols: pdbs };
                 let pid = stack.pid.or(event.process_id).unwrap_or(0);
                 let mut text = Vec::new();
                 json::string_array(&mut text, &frames.stack(pid, &stack.frames, event.timestamp));
@@ -228,9 +232,11 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
     let mut remaining = args.limit.unwrap_or(u64::MAX);
     let mut damage = Vec::new();
+    let pdbs = crate::symbols::Pdbs::new(&args.symbols);
     let run = Run {
         schemas: &schemas,
         code: code.as_ref(),
+        pdbs: &pdbs,
         stack_texts: stack_texts.as_deref(),
         args,
         filter: &filter,
@@ -271,6 +277,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         out.write_all(xml::FOOTER.as_bytes())?;
     }
     out.flush()?;
+    pdbs.summary();
     for e in &damage {
         crate::report_damage(&args.trace, e);
     }

@@ -3,10 +3,10 @@
 
 use nettrail_etl::{FileTime, Guid};
 use nettrail_net::report::duration;
-use nettrail_net::{ConnectionRow, DnsRow, Report, RequestRow, ServerRow};
+use nettrail_net::{ConnectionRow, DnsRow, Report, RequestRow, ServerRow, Stitched};
 
-use super::Filterable;
 use super::render::{Cell, Column, column};
+use super::{Filterable, StackView};
 
 fn utc(t: i64) -> Cell {
     let mut buf = [0u8; 28];
@@ -30,37 +30,72 @@ fn hex(v: Option<u64>) -> Cell {
     Cell::opt(v.map(|v| format!("0x{v:x}")))
 }
 
-pub fn requests(report: &Report) -> Vec<Column<RequestRow>> {
+/// A request row with its number (its place in start order, which
+/// `nettrail stack --request` takes) and, when asked for, its stitched stacks.
+#[derive(Debug)]
+pub struct Request<'r> {
+    pub number: usize,
+    pub row: &'r RequestRow,
+    pub stacks: Option<Stitched>,
+}
+
+impl std::ops::Deref for Request<'_> {
+    type Target = RequestRow;
+
+    fn deref(&self) -> &RequestRow {
+        self.row
+    }
+}
+
+/// The stack columns, by the view `--stacks` names.
+pub fn stack_column<'r>(view: StackView) -> Column<Request<'r>> {
+    let frames = |v: Option<&[String]>| v.map_or(Cell::Null, |f| Cell::List(f.to_vec()));
+    match view {
+        StackView::First => {
+            column("first_stack", true, move |r: &Request| frames(r.stacks.as_ref().map(|s| s.first())))
+        }
+        StackView::Last => column("last_stack", true, move |r: &Request| frames(r.stacks.as_ref().map(|s| s.last()))),
+        StackView::Middle => column("middle_stacks", true, move |r: &Request| {
+            Cell::opt(r.stacks.as_ref().map(|s| Cell::List(s.middle())))
+        }),
+        StackView::Full => {
+            column("full_stack", true, move |r: &Request| Cell::opt(r.stacks.as_ref().map(|s| Cell::List(s.full()))))
+        }
+    }
+}
+
+pub fn requests<'r>(report: &Report) -> Vec<Column<Request<'r>>> {
     let t0 = report.trace_start;
     vec![
-        column("start_s", true, move |r: &RequestRow| Cell::Float((r.start - t0) as f64 / 1e7, 6)),
-        column("duration_s", true, |r: &RequestRow| seconds(duration(r.start, r.end))),
-        column("process", true, |r: &RequestRow| Cell::opt(r.process.clone())),
-        column("pid", true, |r: &RequestRow| Cell::opt(r.pid)),
-        column("threads", false, |r: &RequestRow| Cell::Numbers(r.threads.iter().map(|&t| u64::from(t)).collect())),
-        column("layer", true, |r: &RequestRow| Cell::text(r.layer.name())),
-        column("protocol", false, |r: &RequestRow| Cell::opt(r.protocol.clone())),
-        column("method", true, |r: &RequestRow| Cell::opt(r.method.clone())),
-        column("server", true, |r: &RequestRow| Cell::opt(r.server.clone())),
-        column("alt_names", false, |r: &RequestRow| list(&r.alt_names)),
-        column("ip", true, |r: &RequestRow| Cell::opt(r.ip.map(|a| a.to_string()))),
-        column("port", true, |r: &RequestRow| Cell::opt(r.port)),
-        column("service", true, |r: &RequestRow| Cell::opt(r.service.clone())),
-        column("network", false, |r: &RequestRow| Cell::opt(r.network)),
-        column("status", true, |r: &RequestRow| Cell::opt(r.status.clone())),
-        column("bytes_sent", true, |r: &RequestRow| Cell::opt(r.bytes_sent)),
-        column("bytes_received", true, |r: &RequestRow| Cell::opt(r.bytes_received)),
-        column("start_utc", false, |r: &RequestRow| utc(r.start)),
-        column("open_at_end", false, |r: &RequestRow| Cell::Bool(r.open_at_end)),
-        column("error", false, |r: &RequestRow| Cell::opt(r.error.clone())),
-        column("activity", false, |r: &RequestRow| guid(r.activity)),
-        column("activity_events", false, |r: &RequestRow| Cell::opt(r.activity_events)),
-        column("local", false, |r: &RequestRow| Cell::opt(r.local.map(|e| e.to_string()))),
-        column("url", true, |r: &RequestRow| Cell::opt(r.url.clone())),
+        column("request", true, |r: &Request| Cell::UInt(r.number as u64)),
+        column("start_s", true, move |r: &Request| Cell::Float((r.start - t0) as f64 / 1e7, 6)),
+        column("duration_s", true, |r: &Request| seconds(duration(r.start, r.end))),
+        column("process", true, |r: &Request| Cell::opt(r.process.clone())),
+        column("pid", true, |r: &Request| Cell::opt(r.pid)),
+        column("threads", false, |r: &Request| Cell::Numbers(r.threads.iter().map(|&t| u64::from(t)).collect())),
+        column("layer", true, |r: &Request| Cell::text(r.layer.name())),
+        column("protocol", false, |r: &Request| Cell::opt(r.protocol.clone())),
+        column("method", true, |r: &Request| Cell::opt(r.method.clone())),
+        column("server", true, |r: &Request| Cell::opt(r.server.clone())),
+        column("alt_names", false, |r: &Request| list(&r.alt_names)),
+        column("ip", true, |r: &Request| Cell::opt(r.ip.map(|a| a.to_string()))),
+        column("port", true, |r: &Request| Cell::opt(r.port)),
+        column("service", true, |r: &Request| Cell::opt(r.service.clone())),
+        column("network", false, |r: &Request| Cell::opt(r.network)),
+        column("status", true, |r: &Request| Cell::opt(r.status.clone())),
+        column("bytes_sent", true, |r: &Request| Cell::opt(r.bytes_sent)),
+        column("bytes_received", true, |r: &Request| Cell::opt(r.bytes_received)),
+        column("start_utc", false, |r: &Request| utc(r.start)),
+        column("open_at_end", false, |r: &Request| Cell::Bool(r.open_at_end)),
+        column("error", false, |r: &Request| Cell::opt(r.error.clone())),
+        column("activity", false, |r: &Request| guid(r.activity)),
+        column("activity_events", false, |r: &Request| Cell::opt(r.activity_events)),
+        column("local", false, |r: &Request| Cell::opt(r.local.map(|e| e.to_string()))),
+        column("url", true, |r: &Request| Cell::opt(r.url.clone())),
     ]
 }
 
-impl Filterable for RequestRow {
+impl Filterable for Request<'_> {
     fn process(&self) -> (Option<&str>, Option<u32>) {
         (self.process.as_deref(), self.pid)
     }

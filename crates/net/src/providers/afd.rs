@@ -47,6 +47,12 @@ pub(crate) struct Event {
     status: Option<u32>,
 }
 
+impl Event {
+    pub(crate) fn is_create(&self) -> bool {
+        matches!(self.kind, Kind::Create { .. })
+    }
+}
+
 pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
     let exit = props.u64("EnterExit")? != 0;
     let address = || props.sockaddr("Address");
@@ -103,7 +109,11 @@ impl Network {
                 }
                 None => self.new_socket(SockOrigin::Created, &e, t, pid),
             };
+            let origin = self.pools.origin(head);
             let s = self.sockets.get_mut(id);
+            if s.started_by.is_none() {
+                s.started_by = Some(origin);
+            }
             s.family = s.family.or(family);
             s.socket_type = s.socket_type.or(socket_type);
             s.protocol = s.protocol.or(protocol);

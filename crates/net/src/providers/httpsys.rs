@@ -229,7 +229,15 @@ mod tests {
     use super::*;
 
     fn head(time: Time, pid: u32) -> Head {
-        Head { time, pid: Some(pid), tid: Some(8), activity: Guid::ZERO, related: Guid::ZERO }
+        Head {
+            time,
+            raw: time as u64,
+            pid: Some(pid),
+            tid: Some(8),
+            activity: Guid::ZERO,
+            related: Guid::ZERO,
+            stack: None,
+        }
     }
 
     #[test]

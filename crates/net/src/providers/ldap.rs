@@ -26,6 +26,7 @@ pub struct Operation {
     pub filter: Option<String>,
     pub attributes: Option<String>,
     pub socket: Option<SockId>,
+    pub started_by: Option<crate::pools::Origin>,
 }
 
 impl Operation {
@@ -81,6 +82,7 @@ impl Network {
     pub(crate) fn on_ldap(&mut self, head: &Head, e: Event) {
         let pid = e.pid.or(Head::known(head.pid));
         let tid = Head::known(head.tid);
+        let origin = Some(self.pools.origin(head));
         let l = &mut self.ldap;
         let i = l.operations.len();
         l.operations.push(Operation {
@@ -93,6 +95,7 @@ impl Network {
             filter: e.filter,
             attributes: e.attributes,
             socket: None,
+            started_by: origin,
         });
         if let Some(tid) = tid {
             l.pending.insert((pid, tid), i);

@@ -10,8 +10,10 @@ pub(crate) mod ldap;
 pub(crate) mod nameres;
 pub(crate) mod process;
 pub(crate) mod tcpip;
+pub(crate) mod threadpool;
 pub(crate) mod urlmon;
 pub(crate) mod webio;
+pub(crate) mod winhttp;
 pub(crate) mod wininet;
 
 use nettrail_etl::{Guid, Record};
@@ -37,9 +39,11 @@ pub(crate) enum Source {
     HttpService,
     Ldap,
     UrlMon,
+    ThreadPool,
+    WinHttp,
 }
 
-const SOURCES: [(Guid, Source); 15] = [
+const SOURCES: [(Guid, Source); 17] = [
     (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
     (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
     (Guid::parse_const("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716"), Source::KernelProcessProvider),
@@ -55,6 +59,8 @@ const SOURCES: [(Guid, Source); 15] = [
     (Guid::parse_const("dd5ef90a-6398-47a4-ad34-4dcecdef795f"), Source::HttpService),
     (Guid::parse_const("099614a5-5dd7-4788-8bc9-e29f43db28fc"), Source::Ldap),
     (Guid::parse_const("245f975d-909d-49ed-b8f9-9a75691d6b6b"), Source::UrlMon),
+    (Guid::parse_const("c861d0e2-a2c1-4d36-9f9c-970bab943a12"), Source::ThreadPool),
+    (Guid::parse_const("7d44233d-3055-4b9c-ba64-0d47ca40a232"), Source::WinHttp),
 ];
 
 /// The model's reading of a record's provider (kernel records by event class).
@@ -76,6 +82,8 @@ pub(crate) enum Body {
     HttpSys(httpsys::Event),
     Ldap(ldap::Event),
     UrlMon(urlmon::Event),
+    ThreadPool(threadpool::Event),
+    Action(winhttp::Event),
 }
 
 /// An event for the model: when, who, and what.
@@ -83,6 +91,23 @@ pub(crate) enum Body {
 pub(crate) struct NetEvent {
     pub head: Head,
     pub body: Body,
+}
+
+/// Events that start something a request can be traced back to (their
+/// stack is kept): object creations, work queued, threads created.
+pub(crate) fn starts_something(body: &Body) -> bool {
+    use crate::processes::{Event as P, Lifetime};
+    match body {
+        Body::Afd(e) => e.is_create(),
+        Body::WinInet(e) => matches!(e, wininet::Event::Created { .. } | wininet::Event::SendStart { .. }),
+        Body::WebIo(e) => matches!(e, webio::Event::SessionCreate { .. } | webio::Event::RequestCreate { .. }),
+        Body::Tcpip(e) => e.is_connect_request(),
+        Body::Ldap(_) => true,
+        Body::ThreadPool(e) => matches!(e, threadpool::Event::Queued(_) | threadpool::Event::TimerSet { .. }),
+        Body::Action(e) => e.is_queue(),
+        Body::Process(P::Thread { lifetime: Lifetime::Started, .. }) => true,
+        _ => false,
+    }
 }
 
 /// What a decoded record means for the model, if anything. Classic records
@@ -102,9 +127,12 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
         Source::DnsClient => Body::DnsClient(dns_client::extract(id, props)?),
         Source::NameRes => Body::NameRes(nameres::extract(id, props)?),
         Source::WinInet => Body::WinInet(wininet::extract(id, props)?),
+        Source::WebIo if id >= 59995 => Body::Action(winhttp::extract(id, props, true)?),
         Source::WebIo => Body::WebIo(webio::extract(id, props)?),
         Source::HttpService => Body::HttpSys(httpsys::extract(id, props)?),
         Source::Ldap => Body::Ldap(ldap::extract(id, props)?),
         Source::UrlMon => Body::UrlMon(urlmon::extract(id, props)?),
+        Source::ThreadPool => Body::ThreadPool(threadpool::extract(op, props)?),
+        Source::WinHttp => Body::Action(winhttp::extract(id, props, false)?),
     })
 }

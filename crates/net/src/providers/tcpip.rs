@@ -63,6 +63,12 @@ pub(crate) enum Event {
     UdpClose { endpoint: u64 },
 }
 
+impl Event {
+    pub(crate) fn is_connect_request(&self) -> bool {
+        matches!(self, Event::Tcb { step: Step::Request, .. })
+    }
+}
+
 pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
     let tcb = || props.u64("Tcb");
     let tcb_event = |step| {
@@ -116,6 +122,9 @@ impl Network {
         match e {
             Event::Tcb { step, tcb, local, remote, pid, status } => {
                 let id = self.tcb_record(step, tcb, t);
+                if step == Step::Request {
+                    self.connections.get_mut(id).started_by = Some(self.pools.origin(head));
+                }
                 let conns = &mut self.connections;
                 conns.learn_addresses(id, local, remote);
                 let c = conns.get_mut(id);

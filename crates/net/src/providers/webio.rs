@@ -33,6 +33,7 @@ pub struct Session {
     pub handle: u64,
     pub created: Time,
     pub closed: Option<Time>,
+    pub started_by: Option<crate::pools::Origin>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -59,6 +60,7 @@ pub struct Request {
     pub last: Time,
     /// Rebuilt from a later event: its creation was not in the trace.
     pub inferred: bool,
+    pub started_by: Option<crate::pools::Origin>,
 }
 
 impl Request {
@@ -300,7 +302,15 @@ impl Network {
         let w = &mut self.webio;
         match e {
             Event::SessionCreate { session, handle } => {
-                w.sessions.push(Session { pid, object: session, handle, created: t, closed: None });
+                let origin = Some(self.pools.origin(head));
+                self.webio.sessions.push(Session {
+                    pid,
+                    object: session,
+                    handle,
+                    created: t,
+                    closed: None,
+                    started_by: origin,
+                });
             }
             Event::SessionClose { session } => {
                 if let Some(s) = w.sessions.iter_mut().rev().find(|s| s.pid == pid && s.object == session) {
@@ -308,7 +318,10 @@ impl Network {
                 }
             }
             Event::RequestCreate { request, handle, session, method, url } => {
+                let origin = Some(self.pools.origin(head));
+                let w = &mut self.webio;
                 let mut r = Request {
+                    started_by: origin,
                     pid,
                     object: request,
                     handle,

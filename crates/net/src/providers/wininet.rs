@@ -59,6 +59,8 @@ pub struct Request {
     pub ended: Option<Time>,
     /// Rebuilt from a later event: its creation was not in the trace.
     pub inferred: bool,
+    /// Its creation (104) and its send (1007): their threads' stacks.
+    pub started_by: Vec<crate::pools::Origin>,
 }
 
 impl Request {
@@ -184,6 +186,7 @@ impl Network {
                 r.connect_handle = connect_handle;
                 r.method = verb;
                 r.object = object;
+                r.started_by.push(self.pools.origin(head));
                 r.touch(t, tid);
                 self.wininet.start(pid, key, r);
                 return;
@@ -262,13 +265,16 @@ impl Network {
                     r.dns_addresses = old.dns_addresses.clone();
                     r.url = url;
                     r.send_time = Some(t);
+                    r.started_by.push(self.pools.origin(head));
                     r.touch(t, tid);
                     self.wininet.start(pid, key, r);
                     return;
                 }
+                let origin = self.pools.origin(head);
                 let r = &mut self.wininet.requests[id];
                 r.url = url.or(r.url.take());
                 r.send_time = Some(t);
+                r.started_by.push(origin);
                 r.touch(t, tid);
             }
             Event::SendStop { status_line } => {
@@ -335,6 +341,7 @@ impl Network {
                 r.method = old.method.clone().map(|m| if keeps_method || m == "HEAD" { m } else { "GET".to_string() });
                 r.url = url;
                 r.redirect_of = Some(id);
+                r.started_by = old.started_by.clone();
                 r.send_time = Some(t);
                 r.touch(t, tid);
                 self.wininet.start(pid, key, r);
