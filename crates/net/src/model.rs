@@ -82,6 +82,7 @@ pub struct Network {
     pub urlmon: urlmon::UrlMon,
     /// Work handed between threads, for stack stitching.
     pub pools: Pools,
+    pub(crate) office: crate::providers::office::Office,
     pub activities: Activities,
     /// The trace's start (its header) and its last event: objects still
     /// open at the end are closed there.
@@ -122,6 +123,7 @@ impl Network {
             Body::UrlMon(e) => self.on_urlmon(&head, e),
             Body::ThreadPool(e) => self.on_threadpool(&head, e),
             Body::Action(e) => self.on_winhttp_action(&head, e),
+            Body::Office(e) => self.on_office(&head, e),
         }
     }
 

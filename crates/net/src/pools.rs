@@ -29,6 +29,12 @@ pub enum PoolKind {
     WinHttp,
     /// A thread created for the task.
     Thread,
+    /// An Office thread-pool worker or timer.
+    OfficeThreadPool,
+    /// A callback posted to an Office dispatch queue.
+    OfficeDispatchQueue,
+    /// A task of Office's idle manager.
+    OfficeIdle,
 }
 
 impl PoolKind {
@@ -38,6 +44,9 @@ impl PoolKind {
             PoolKind::Timer => "Windows thread-pool timer",
             PoolKind::WinHttp => "WinHTTP work item",
             PoolKind::Thread => "new thread",
+            PoolKind::OfficeThreadPool => "Office thread pool",
+            PoolKind::OfficeDispatchQueue => "Office dispatch queue",
+            PoolKind::OfficeIdle => "Office idle task",
         }
     }
 }
@@ -270,5 +279,41 @@ impl Pools {
             link = item.queued.link;
         }
         hops
+    }
+}
+
+/// Hand-offs whose bookkeeping lives with their provider (Office's pools).
+impl Pools {
+    /// Work queued by the event `head`: linked to what ran on its thread then.
+    pub(crate) fn queue(&mut self, kind: PoolKind, head: &Head) -> ItemId {
+        let origin = self.origin(head);
+        self.add(kind, origin)
+    }
+
+    /// Work queued where the chain cannot be followed further back.
+    pub(crate) fn queue_unlinked(&mut self, kind: PoolKind, head: &Head) -> ItemId {
+        let origin = Origin { link: None, ..self.origin(head) };
+        self.add(kind, origin)
+    }
+
+    pub(crate) fn has_stack(&self, id: ItemId) -> bool {
+        self.item(id).is_some_and(|i| i.queued.stack.is_some())
+    }
+
+    /// Takes `head` as where an item was queued, if its own event had no stack.
+    pub(crate) fn requeue_if_stackless(&mut self, id: ItemId, head: &Head) {
+        if !self.has_stack(id) && head.stack.is_some() {
+            let origin = self.origin(head);
+            self.items[id as usize].queued = origin;
+        }
+    }
+
+    /// The item runs on `tid` (again, for work that is resubmitted).
+    pub(crate) fn run(&mut self, id: ItemId, tid: u32) {
+        self.start(id, tid);
+    }
+
+    pub(crate) fn finish(&mut self, id: ItemId, tid: u32) {
+        self.stop(id, tid);
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod httpsys;
 pub(crate) mod kernel_tcpip;
 pub(crate) mod ldap;
 pub(crate) mod nameres;
+pub(crate) mod office;
 pub(crate) mod process;
 pub(crate) mod tcpip;
 pub(crate) mod threadpool;
@@ -41,9 +42,12 @@ pub(crate) enum Source {
     UrlMon,
     ThreadPool,
     WinHttp,
+    OfficeThreadPool,
+    OfficeDispatchQueue,
+    OfficeEvents,
 }
 
-const SOURCES: [(Guid, Source); 17] = [
+const SOURCES: [(Guid, Source); 20] = [
     (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
     (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
     (Guid::parse_const("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716"), Source::KernelProcessProvider),
@@ -61,6 +65,9 @@ const SOURCES: [(Guid, Source); 17] = [
     (Guid::parse_const("245f975d-909d-49ed-b8f9-9a75691d6b6b"), Source::UrlMon),
     (Guid::parse_const("c861d0e2-a2c1-4d36-9f9c-970bab943a12"), Source::ThreadPool),
     (Guid::parse_const("7d44233d-3055-4b9c-ba64-0d47ca40a232"), Source::WinHttp),
+    (Guid::parse_const("a019725f-cff1-47e8-8c9e-8fe2635b6388"), Source::OfficeThreadPool),
+    (Guid::parse_const("559a5658-8100-4d84-b756-0a47a476280c"), Source::OfficeDispatchQueue),
+    (Guid::parse_const("8736922d-e8b2-47eb-8564-23e77e728cf3"), Source::OfficeEvents),
 ];
 
 /// The model's reading of a record's provider (kernel records by event class).
@@ -84,6 +91,7 @@ pub(crate) enum Body {
     UrlMon(urlmon::Event),
     ThreadPool(threadpool::Event),
     Action(winhttp::Event),
+    Office(office::Event),
 }
 
 /// An event for the model: when, who, and what.
@@ -105,6 +113,7 @@ pub(crate) fn starts_something(body: &Body) -> bool {
         Body::Ldap(_) => true,
         Body::ThreadPool(e) => matches!(e, threadpool::Event::Queued(_) | threadpool::Event::TimerSet { .. }),
         Body::Action(e) => e.is_queue(),
+        Body::Office(e) => e.queues_work(),
         Body::Process(P::Thread { lifetime: Lifetime::Started, .. }) => true,
         _ => false,
     }
@@ -134,5 +143,8 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
         Source::UrlMon => Body::UrlMon(urlmon::extract(id, props)?),
         Source::ThreadPool => Body::ThreadPool(threadpool::extract(op, props)?),
         Source::WinHttp => Body::Action(winhttp::extract(id, props, false)?),
+        Source::OfficeThreadPool => Body::Office(office::extract_thread_pool(id, props)?),
+        Source::OfficeDispatchQueue => Body::Office(office::extract_dispatch_queue(id, props)?),
+        Source::OfficeEvents => Body::Office(office::extract_idle_manager(id, props)?),
     })
 }
