@@ -45,15 +45,24 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     analysed.stitch(&mut rows, &pdbs);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut without = 0;
+    let mut shown = 0;
     for r in &rows {
+        // A blank line between requests.
+        if shown > 0 && (r.stacks.is_some() || !args.request.is_empty()) {
+            writeln!(out)?;
+        }
         match &r.stacks {
             Some(stitched) => write(&mut out, &report, r, stitched)?,
             None if !args.request.is_empty() => {
                 heading(&mut out, &report, r)?;
-                writeln!(out, "  no stack: the trace has none for this request's events\n")?;
+                writeln!(out, "  no stack: the trace has none for this request's events")?;
             }
-            None => without += 1,
+            None => {
+                without += 1;
+                continue;
+            }
         }
+        shown += 1;
     }
     out.flush()?;
     if without > 0 {
@@ -107,5 +116,5 @@ fn write(out: &mut impl Write, report: &Report, r: &Request<'_>, stitched: &Stit
             writeln!(out, "      {f}")?;
         }
     }
-    writeln!(out)
+    Ok(())
 }

@@ -11,7 +11,8 @@ use nettrail_symbols::{Frame, Guid, PdbId, PdbState, SymbolPath, Symbolizer};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SymbolArgs {
     /// Where PDBs are: folders, symbol stores, `srv*CACHE*https://…` (repeatable;
-    /// added to _NT_SYMBOL_PATH). A symbol server on the path is asked for what no folder has.
+    /// added to _NT_SYMBOL_PATH). A symbol server on the path is asked for what no folder has
+    /// when nettrail was built with the `download` feature.
     #[arg(long = "symbols", value_name = "PATH")]
     paths: Vec<String>,
 }

@@ -58,13 +58,16 @@ impl Stitched {
     }
 
     /// The stacks between First and Last, each after the title of the
-    /// hand-off into it.
+    /// hand-off into it, then the title of the hand-off into Last: every
+    /// hand-off of the chain is named. Empty when nothing is between.
     pub fn middle(&self) -> Vec<String> {
         let n = self.stacks.len();
         if n < 3 {
             return Vec::new();
         }
-        (1..n - 1).flat_map(|i| self.titled(i)).collect()
+        let mut out: Vec<String> = (1..n - 1).flat_map(|i| self.titled(i)).collect();
+        out.extend(self.title(n - 1));
+        out
     }
 
     /// Every stack, each after the title of the hand-off into it.

@@ -9,15 +9,18 @@ use std::fmt::{Debug, Display};
 
 use nettrail_decode::{Coverage, Schemas};
 use nettrail_etl::{Guid, Summary, Trace};
-use nettrail_net::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow};
+use nettrail_net::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow, Stitched};
+use nettrail_stacks::NoSymbols;
 use nettrail_synth::catalog::{kernel_class, provider_guid};
 use nettrail_synth::scenarios::{self, Scenario};
 use nettrail_synth::windows::Exchange;
 use nettrail_testkit::{peer_counts, target_dir};
 
-/// A scenario analysed: the tables, and when each manifest event was logged.
+/// A scenario analysed: the tables, each request's stitched stacks (frames
+/// as `module+0xrva`, no symbols), and when each manifest event was logged.
 struct Run {
     report: Report,
+    stitched: Vec<Option<Stitched>>,
     events: Vec<Logged>,
 }
 
@@ -44,7 +47,10 @@ fn run(scenario: Scenario) -> Run {
         let seconds = r.timestamp.saturating_sub(start) as f64 / 1e7;
         events.push(Logged { provider: r.provider, id: r.id, pid: r.process_id, seconds });
     }
-    Run { report: analysis.network.report(), events }
+    let report = analysis.network.report();
+    let code = nettrail_stacks::scan(&trace, &schemas, &|_| true);
+    let stitched = report.requests.iter().map(|r| analysis.network.stitch(&r.started_by, &code, &NoSymbols)).collect();
+    Run { report, stitched, events }
 }
 
 impl Run {
@@ -89,6 +95,29 @@ impl Run {
     fn seconds(&self, t: i64) -> f64 {
         self.report.seconds(t)
     }
+
+    /// The stitched stacks of one of the report's request rows.
+    fn stitched(&self, row: &RequestRow) -> Option<&Stitched> {
+        let i = self.report.requests.iter().position(|r| std::ptr::eq(r, row))?;
+        self.stitched[i].as_ref()
+    }
+}
+
+/// One stack of an expected chain: the thread it was taken on, its frames
+/// (innermost first), and the title of the hand-off from it to the next.
+struct Link<'a> {
+    thread: u32,
+    frames: &'a [&'a str],
+    then: Option<&'a str>,
+}
+
+fn link<'a>(thread: u32, frames: &'a [&'a str], then: &'a str) -> Link<'a> {
+    Link { thread, frames, then: Some(then) }
+}
+
+/// The request's own stack: the end of a chain.
+fn own<'a>(thread: u32, frames: &'a [&'a str]) -> Link<'a> {
+    Link { thread, frames, then: None }
 }
 
 /// Mismatches gathered for one scenario.
@@ -239,6 +268,41 @@ impl Checks {
         self.near(format_args!("{label}: end"), end.map(|e| run.seconds(e)), to);
     }
 
+    /// A request's chain, oldest stack first, and its First, Middle, Last
+    /// and Full views.
+    fn chain(&mut self, label: &str, stitched: Option<&Stitched>, want: &[Link<'_>]) {
+        let Some(s) = stitched else {
+            self.fail(format_args!("{label}: no stitched stacks"));
+            return;
+        };
+        let threads: Vec<Option<u32>> = s.stacks.iter().map(|x| x.thread).collect();
+        self.eq(format_args!("{label}: threads of the chain"), threads, want.iter().map(|l| Some(l.thread)).collect());
+        let frames = |l: &Link<'_>| l.frames.iter().map(|f| f.to_string()).collect::<Vec<String>>();
+        let mut full = Vec::new();
+        for (i, l) in want.iter().enumerate() {
+            full.extend(frames(l));
+            full.extend(l.then.map(str::to_string));
+            self.eq(format_args!("{label}: title into stack {}", i + 1), s.title(i + 1), l.then.map(str::to_string));
+        }
+        if let (Some(first), Some(last)) = (want.first(), want.last()) {
+            self.eq(format_args!("{label}: first"), s.first().to_vec(), frames(first));
+            self.eq(format_args!("{label}: last"), s.last().to_vec(), frames(last));
+        }
+        // Middle: the stacks between First and Last, each after its title,
+        // then the title into Last.
+        let middle: Vec<String> = match want.len() {
+            0..=2 => Vec::new(),
+            n => (1..n)
+                .flat_map(|i| {
+                    let title = want[i - 1].then.map(str::to_string);
+                    title.into_iter().chain(if i < n - 1 { frames(&want[i]) } else { Vec::new() })
+                })
+                .collect(),
+        };
+        self.eq(format_args!("{label}: middle"), s.middle(), middle);
+        self.eq(format_args!("{label}: full"), s.full(), full);
+    }
+
     /// Exactly `n` rows; the rows when so.
     fn count<'r, T: Debug>(&mut self, what: &str, rows: Vec<&'r T>, n: usize) -> Option<Vec<&'r T>> {
         if rows.len() == n {
@@ -340,13 +404,28 @@ fn s01_winhttp_get() {
     c.done();
 }
 
+/// Frames of the scenarios' app code without symbols: the fixture DLL's
+/// return addresses (`nettrail_synth::scenarios::FIXTURE_SEND_RET` and co.).
+const FIXTURE_SEND: &str = "nettrail_fixture.dll+0x1139";
+const BUILD_REQUEST: &str = "nettrail_fixture.dll+0x1119";
+const BUILD_REQUEST_FIRST: &str = "nettrail_fixture.dll+0x110d";
+const INLINED_MIX: &str = "nettrail_fixture.dll+0x1067";
+
 #[test]
 fn s02_winhttp_async_pool() {
     let run = run(scenarios::winhttp_async_pool);
     let mut c = Checks::new("winhttp-async-pool");
     let x = Exchange::new("POST", "api.contoso.com", "/v1/upload", "HTTP/1.1 201 Created", 64).body(2_048);
     let (sent, received) = http(&x);
-    if let Some(rows) = c.count("asyncapp.exe's requests", run.requests(6200), 1) {
+    let status = Exchange::new("GET", "api.contoso.com", "/v1/status", "HTTP/1.1 200 OK", 310);
+    let (status_sent, status_received) = http(&status);
+    // The pool work item, posted by the main thread from the fixture's code.
+    let posted = ["ntdll.dll+0x34c12", BUILD_REQUEST, FIXTURE_SEND, "asyncapp.exe+0x1d2e"];
+    let into_pool = "[Windows thread pool: queued on thread 6204, ran on thread 6236]";
+    // WinHttpOpenRequest's stack, and WinHttpReadData's (a WinHTTP work item).
+    let open_request = ["ntdll.dll+0x9d2a4", "winhttp.dll+0x17c44", "asyncapp.exe+0x1d2e"];
+    let read_data = ["ntdll.dll+0x9d2a4", "winhttp.dll+0x20b14", "asyncapp.exe+0x1d2e"];
+    if let Some(rows) = c.count("asyncapp.exe's requests", run.requests(6200), 2) {
         let r = rows[0];
         c.request(
             "POST",
@@ -369,10 +448,160 @@ fn s02_winhttp_async_pool() {
         );
         let span = (run.time(WEBIO, 17, Some(6200), 0), run.time(WEBIO, 30, Some(6200), 0));
         c.span(&run, "POST", (r.start, r.end), span);
+        // Last on the pool thread, First on the main thread that posted the work.
+        c.chain("POST", run.stitched(r), &[link(6204, &posted, into_pool), own(6236, &open_request)]);
+
+        // Opened in the read's completion callback, on WinHTTP's worker.
+        let r = rows[1];
+        c.request(
+            "GET /v1/status",
+            r,
+            &[
+                ("first_thread", "6240"),
+                ("method", "GET"),
+                ("url", "https://api.contoso.com/v1/status"),
+                ("ip", "40.112.72.205"),
+                ("status", "HTTP/1.1 200 OK"),
+                ("bytes_sent", &status_sent),
+                ("bytes_received", &status_received),
+            ],
+        );
+        let span = (run.time(WEBIO, 17, Some(6200), 1), run.time(WEBIO, 30, Some(6200), 1));
+        c.span(&run, "GET /v1/status", (r.start, r.end), span);
+        c.chain(
+            "GET /v1/status",
+            run.stitched(r),
+            &[
+                link(6204, &posted, into_pool),
+                link(6236, &read_data, "[WinHTTP work item: queued on thread 6236, ran on thread 6240]"),
+                own(6240, &open_request),
+            ],
+        );
     }
     // The lookup went to the network: the query row names the server asked.
     if let Some(q) = c.count("lookups of api.contoso.com", run.queries("api.contoso.com"), 1) {
         c.dns("lookup", q[0], &[("process", "asyncapp.exe"), ("cached", "false"), ("servers", "192.168.1.1")]);
+    }
+    c.done();
+}
+
+/// AFD's socket creation from Winsock, in `exe`: the request's own stack.
+fn afd_create(exe: &str) -> [String; 5] {
+    ["afd.sys+0x14b70", "ntoskrnl.exe+0x421a2e", "ntdll.dll+0x9d2a4", "mswsock.dll+0x2d44", &format!("{exe}+0x1d2e")]
+        .map(str::to_string)
+}
+
+#[test]
+fn s22_office_pools() {
+    let run = run(scenarios::office_pools);
+    let mut c = Checks::new("office-pools");
+    let own_frames = afd_create("WINWORD.EXE");
+    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    if let Some(rows) = c.count("WINWORD.EXE's requests", run.requests(9200), 2) {
+        let r = rows[0];
+        c.request(
+            "config",
+            r,
+            &[
+                ("layer", "WinINet"),
+                ("first_thread", "9250"),
+                ("url", "https://config.office.example/config"),
+                ("status", "HTTP/1.1 200 OK"),
+            ],
+        );
+        // Idle task (UI thread) → dispatch queue → Office thread pool → WinINet.
+        c.chain(
+            "config",
+            run.stitched(r),
+            &[
+                link(
+                    9204,
+                    &["WINWORD.EXE+0x41a10", INLINED_MIX, FIXTURE_SEND, "WINWORD.EXE+0x1d2e"],
+                    "[Office idle task: queued on thread 9204, ran on thread 9204]",
+                ),
+                link(
+                    9204,
+                    &["WINWORD.EXE+0x53c40", BUILD_REQUEST, "WINWORD.EXE+0x1d2e"],
+                    "[Office dispatch queue: queued on thread 9204, ran on thread 9240]",
+                ),
+                link(
+                    9240,
+                    &["WINWORD.EXE+0x60e80", BUILD_REQUEST_FIRST, "WINWORD.EXE+0x1d2e"],
+                    "[Office thread pool: queued on thread 9240, ran on thread 9250]",
+                ),
+                own(9250, &["ntdll.dll+0x9d2a4", "wininet.dll+0x31e74", "WINWORD.EXE+0x1d2e"]),
+            ],
+        );
+        // Posted from the UI thread, re-posted three times by itself: the
+        // cycle is kept once and the next title counts the two left out.
+        let r = rows[1];
+        c.request("telemetry", r, &[("layer", "Winsock"), ("first_thread", "9270"), ("ip", "52.113.194.132")]);
+        c.chain(
+            "telemetry",
+            run.stitched(r),
+            &[
+                link(
+                    9204,
+                    &["WINWORD.EXE+0x53c40", FIXTURE_SEND, "WINWORD.EXE+0x1d2e"],
+                    "[Office dispatch queue: queued on thread 9204, ran on thread 9270]",
+                ),
+                link(
+                    9270,
+                    &["WINWORD.EXE+0x53c40", INLINED_MIX, "WINWORD.EXE+0x1d2e"],
+                    "[Office dispatch queue: queued on thread 9270, ran on thread 9270, 2 repeated stack(s) omitted]",
+                ),
+                own(9270, &socket),
+            ],
+        );
+    }
+    c.done();
+}
+
+#[test]
+fn s23_adhoc_thread() {
+    let run = run(scenarios::adhoc_thread);
+    let mut c = Checks::new("adhoc-thread");
+    let own_frames = afd_create("downloader.exe");
+    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    if let Some(rows) = c.count("downloader.exe's requests", run.requests(7700), 1) {
+        let r = rows[0];
+        c.request(
+            "download",
+            r,
+            &[("layer", "Winsock"), ("first_thread", "7744"), ("server", "downloads.example.com")],
+        );
+        // The chain reaches CreateThread's caller on the main thread.
+        c.chain(
+            "download",
+            run.stitched(r),
+            &[
+                link(
+                    7704,
+                    &["KernelBase.dll+0x21b85", BUILD_REQUEST, FIXTURE_SEND, "downloader.exe+0x1d2e"],
+                    "[new thread: queued on thread 7704, ran on thread 7744]",
+                ),
+                own(7744, &socket),
+            ],
+        );
+    }
+    c.done();
+}
+
+#[test]
+fn s24_timer_request() {
+    let run = run(scenarios::timer_request);
+    let mut c = Checks::new("timer-request");
+    let own_frames = afd_create("updater.exe");
+    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let set_timer = ["ntdll.dll+0x39a40", BUILD_REQUEST_FIRST, FIXTURE_SEND, "updater.exe+0x1d2e"];
+    let title = "[Windows thread-pool timer: queued on thread 8104, ran on thread 8140]";
+    // Each expiration's connection goes back to the one SetThreadpoolTimer.
+    if let Some(rows) = c.count("updater.exe's requests", run.requests(8100), 2) {
+        for (i, r) in rows.into_iter().enumerate() {
+            let label = format!("expiration {}", i + 1);
+            c.request(&label, r, &[("first_thread", "8140"), ("ip", "13.107.4.50"), ("bytes_received", "1200")]);
+            c.chain(&label, run.stitched(r), &[link(8104, &set_timer, title), own(8140, &socket)]);
+        }
     }
     c.done();
 }

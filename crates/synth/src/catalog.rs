@@ -74,11 +74,42 @@ struct Tables {
     kernel: HashMap<String, Guid>,
 }
 
+/// Layouts of providers whose manifests are not public (Office's), so that
+/// nettrail ships none: the synthesizer writes their events with these and
+/// embeds them as metadata, which is the only way the reader learns them.
+const SYNTH_ONLY: [&str; 3] = [
+    include_str!("../layouts/Microsoft-Office-ThreadPool.events"),
+    include_str!("../layouts/OfficeDispatchQueue.events"),
+    include_str!("../layouts/Microsoft-Office-Events.events"),
+];
+
+fn synth_only() -> &'static BuiltIn {
+    static SYNTH_ONLY_LAYOUTS: OnceLock<BuiltIn> = OnceLock::new();
+    SYNTH_ONLY_LAYOUTS.get_or_init(|| {
+        let mut all = BuiltIn::default();
+        for text in SYNTH_ONLY {
+            // A test parses these: an error here is a bug in this crate.
+            let file = nettrail_decode::layouts::parse(text, nettrail_decode::Source::BuiltIn)
+                .expect("the synthesizer's own layouts parse");
+            all.providers.insert(file.provider.guid, file.provider.clone());
+            all.events.extend(file.events);
+        }
+        all
+    })
+}
+
+/// The layouts that know `provider`: nettrail's built-in ones, else the
+/// synthesizer's own.
+fn layouts_of(provider: &Guid) -> &'static BuiltIn {
+    let built_in = BuiltIn::get();
+    if built_in.providers.contains_key(provider) { built_in } else { synth_only() }
+}
+
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| {
         let mut t = Tables::default();
-        for (key, schema) in &BuiltIn::get().events {
+        for (key, schema) in BuiltIn::get().events.iter().chain(&synth_only().events) {
             let name = schema.provider.name.to_ascii_lowercase();
             match *key {
                 SchemaKey::Manifest { provider, .. } => t.providers.insert(name, provider),
@@ -123,7 +154,7 @@ fn default_keywords(provider: &Guid) -> u64 {
 /// The layout and descriptor of a manifest event.
 pub fn event_layout(provider: &str, id: u16, version: u8) -> Result<EventLayout, CatalogError> {
     let guid = provider_guid(provider)?;
-    let built_in = BuiltIn::get();
+    let built_in = layouts_of(&guid);
     let info = built_in.providers.get(&guid).ok_or_else(|| CatalogError::UnknownProvider(provider.to_string()))?;
     let schema = built_in
         .events
@@ -136,7 +167,7 @@ pub fn event_layout(provider: &str, id: u16, version: u8) -> Result<EventLayout,
 /// The descriptor of a manifest event: the one its layout states, or
 /// another version's of the same id, completed with the provider's defaults.
 pub fn descriptor(provider: Guid, id: u16, version: u8) -> Descriptor {
-    let events = &BuiltIn::get().events;
+    let events = &layouts_of(&provider).events;
     let declared = |v| events.get(&SchemaKey::Manifest { provider, id, version: v }).map(|s| s.declared);
     let own = declared(version).unwrap_or_default();
     let pick = if own.level.is_some() {
@@ -208,6 +239,19 @@ mod tests {
         let d = event_layout("Winsock-AFD", 1000, 0).unwrap().descriptor;
         assert_eq!(d.keywords, 0x8000_0000_0000_0004);
         assert!(matches!(event_layout("TCPIP", 65000, 0), Err(CatalogError::UnknownEvent { .. })));
+    }
+
+    #[test]
+    fn office_layouts_are_the_synthesizers_own() {
+        // Known to the synthesizer by name, never to the reader's built-ins.
+        let guid = provider_guid("Microsoft-Office-ThreadPool").unwrap();
+        assert_eq!(guid, Guid::parse_const("a019725f-cff1-47e8-8c9e-8fe2635b6388"));
+        assert!(!BuiltIn::get().providers.contains_key(&guid));
+        let l = event_layout("Microsoft-Office-ThreadPool", 32, 0).unwrap();
+        let names: Vec<&str> = l.schema.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["worker", "workerType", "callback"]);
+        assert_eq!(event_layout("OfficeDispatchQueue", 56, 0).unwrap().descriptor.level, 4);
+        assert_eq!(event_layout("Microsoft-Office-Events", 40, 0).unwrap().schema.fields.len(), 0);
     }
 
     #[test]

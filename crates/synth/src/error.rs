@@ -37,6 +37,11 @@ pub enum SynthError {
         at_ms: f64,
     },
     BadPointerSize(u8),
+    /// A stack names a module the process does not have.
+    UnknownModule {
+        pid: u32,
+        name: String,
+    },
     NoSuchCpu {
         cpu: u16,
         cpus: u32,
@@ -55,6 +60,7 @@ impl fmt::Display for SynthError {
             SynthError::Write(e) => e.fmt(f),
             SynthError::UnknownProcess(pid) => write!(f, "process {pid} was not declared"),
             SynthError::DuplicateProcess(pid) => write!(f, "process {pid} is declared twice"),
+            SynthError::UnknownModule { pid, name } => write!(f, "process {pid} has no module {name}"),
             SynthError::DuplicateThread { tid, pid } => write!(f, "thread {tid} (process {pid}) is declared twice"),
             SynthError::ThreadOfOtherProcess { tid, pid, owner } => {
                 write!(f, "thread {tid} is used in process {pid} but belongs to process {owner}")

@@ -74,5 +74,5 @@ pub use error::SynthError;
 pub use metadata::MetadataError;
 pub use nettrail_etl::write::KernelHeader;
 pub use session::{EventSpec, KernelSpec, Synth, SynthConfig, Time};
-pub use system::{DEFAULT_USER_SID, Process, SYSTEM_SID};
+pub use system::{DEFAULT_USER_SID, Module, NETWORK_DLLS, PdbIdentity, Process, SYSTEM_SID};
 pub use value::{Fields, Val};

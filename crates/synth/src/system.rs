@@ -4,6 +4,8 @@
 //! not care about are derived from ids and names, so a trace is the same
 //! every time it is made.
 
+use nettrail_etl::Guid;
+
 use crate::encode::{EncodeError, encode};
 use crate::fields;
 use crate::value::Val;
@@ -122,11 +124,35 @@ pub struct Module {
     pub size: u64,
     /// When it was loaded during the trace, and by which thread.
     pub(crate) load: Option<(u64, u32)>,
+    /// The identity the merge records for it (ImageID and DbgID_RSDS).
+    pub pdb: Option<PdbIdentity>,
+}
+
+/// What a PE's CodeView record says of its PDB, plus the PE's own
+/// TimeDateStamp: the symbol-server key the merge logs for each image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PdbIdentity {
+    pub time_date_stamp: u32,
+    pub guid: Guid,
+    pub age: u32,
+    /// As the PE records it (often a full build path).
+    pub pdb_name: String,
 }
 
 impl Module {
     pub fn new(path: &str, base: u64, size: u64) -> Module {
-        Module { path: path.to_string(), base, size, load: None }
+        Module { path: path.to_string(), base, size, load: None, pdb: None }
+    }
+
+    /// The module's PDB identity, logged with each of its image events.
+    pub fn pdb(mut self, identity: PdbIdentity) -> Module {
+        self.pdb = Some(identity);
+        self
+    }
+
+    /// The file name (`ws2_32.dll`).
+    pub fn file_name(&self) -> &str {
+        self.path.rsplit(['\\', '/']).next().unwrap_or(&self.path)
     }
 
     /// The path as the kernel logs it: drive C: is `\Device\HarddiskVolume3`.
@@ -134,6 +160,14 @@ impl Module {
         match self.path.get(..3) {
             Some(drive) if drive.eq_ignore_ascii_case("C:\\") => format!("{VOLUME}{}", &self.path[3..]),
             _ => self.path.clone(),
+        }
+    }
+
+    /// The PE header's TimeDateStamp: the identity's, else one made up from the path.
+    pub fn time_date_stamp(&self) -> u32 {
+        match &self.pdb {
+            Some(p) => p.time_date_stamp,
+            None => 0x5000_0000 + ((self.name_hash() >> 24) & 0x0fff_ffff) as u32,
         }
     }
 
@@ -266,7 +300,7 @@ pub(crate) fn image_payload(layout: &[nettrail_decode::Field], m: &Module, pid: 
         ("ImageSize", Val::Ptr(m.size)),
         ("ProcessId", pid),
         ("ImageChecksum", (h & 0x00ff_ffff) as u32),
-        ("TimeDateStamp", 0x5000_0000 + ((h >> 24) & 0x0fff_ffff) as u32),
+        ("TimeDateStamp", m.time_date_stamp()),
         ("SignatureLevel", level),
         ("SignatureType", kind),
         ("DefaultBase", Val::Ptr(default_base)),
@@ -275,8 +309,14 @@ pub(crate) fn image_payload(layout: &[nettrail_decode::Field], m: &Module, pid: 
     encode(layout, &values, 8)
 }
 
-/// The modules every process has mapped: its executable and the loader's
-/// DLLs (WOW64 processes also map the 64-bit loader and the WOW64 layer).
+/// The DLLs the network APIs live in, mapped in every user process (at
+/// fixed bases, as system DLLs are until reboot).
+pub const NETWORK_DLLS: [&str; 7] =
+    ["ws2_32.dll", "mswsock.dll", "winhttp.dll", "webio.dll", "wininet.dll", "dnsapi.dll", "wldap32.dll"];
+
+/// The modules every process has mapped: its executable, the loader's DLLs
+/// and the network DLLs (WOW64 processes also map the 64-bit loader and the
+/// WOW64 layer).
 pub(crate) fn default_modules(p: &Process) -> Vec<Module> {
     let h = stable_hash(&[u64::from(p.pid), 4]);
     let mut modules = Vec::new();
@@ -288,6 +328,10 @@ pub(crate) fn default_modules(p: &Process) -> Vec<Module> {
                 0x7700_0000 - 0x0100_0000 * i as u64,
                 0x001a_0000,
             ));
+        }
+        for (i, dll) in NETWORK_DLLS.iter().enumerate() {
+            let base = 0x7300_0000 + 0x0020_0000 * i as u64;
+            modules.push(Module::new(&format!("C:\\Windows\\SysWOW64\\{dll}"), base, 0x0018_0000));
         }
         for (i, dll) in ["ntdll.dll", "wow64.dll", "wow64win.dll", "wow64cpu.dll"].iter().enumerate() {
             modules.push(Module::new(
@@ -304,6 +348,10 @@ pub(crate) fn default_modules(p: &Process) -> Vec<Module> {
                 0x7ffc_8c00_0000 - 0x0100_0000 * i as u64,
                 0x001f_0000,
             ));
+        }
+        for (i, dll) in NETWORK_DLLS.iter().enumerate() {
+            let base = 0x7ffc_8800_0000 - 0x0100_0000 * i as u64;
+            modules.push(Module::new(&format!("C:\\Windows\\System32\\{dll}"), base, 0x001f_0000));
         }
     }
     modules

@@ -534,3 +534,126 @@ fn header_and_buffers_are_a_relogged_files() {
 fn h_end(t: &Trace<'_>) -> i64 {
     t.header().end_time
 }
+
+const STACK_WALK: Guid = Guid::parse_const("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3");
+const IMAGE_ID: Guid = Guid::parse_const("b3e675d7-2554-4f18-830b-2762732560de");
+
+/// The StackWalk Stack records of a trace, with (EventTimeStamp, StackProcess, StackThread).
+fn stack_walks<'a>(records: &[Record<'a>]) -> Vec<(Record<'a>, (u64, u32, u32))> {
+    records
+        .iter()
+        .filter(|r| r.provider == STACK_WALK && r.opcode == 32)
+        .map(|r| {
+            let p = r.payload;
+            let at = u64::from_le_bytes(p[0..8].try_into().unwrap());
+            let pid = u32::from_le_bytes(p[8..12].try_into().unwrap());
+            let tid = u32::from_le_bytes(p[12..16].try_into().unwrap());
+            (*r, (at, pid, tid))
+        })
+        .collect()
+}
+
+#[test]
+fn stack_walks_are_laid_out_and_placed_as_the_kernel_logs_them() {
+    let real_bytes = corpus("perfview__net.4.5.x86.PerfViewData.etl");
+    let real_images = Images::read(&real_bytes);
+    let real_all = common::records(&real_images);
+    let real = stack_walks(&real_all);
+    assert!(real.len() > 100);
+    // PERFINFO without ids of their own, version 2, frames pointer-wide after
+    // 16 bytes, naming an event of the same thread with the same timestamp.
+    let (r0, _) = real[0];
+    assert_eq!((r0.kind, r0.version, r0.hook.map(|h| h.group)), (HeaderKind::Perfinfo64, 2, Some(0x18)));
+    assert!(real.iter().all(|(r, _)| r.kind == r0.kind && r.version == 2 && (r.payload.len() - 16) % 8 == 0));
+    // PERFINFO events (TcpIp, …) carry no thread id to compare.
+    let named = |all: &[Record<'_>], (at, _, tid): (u64, u32, u32)| {
+        all.iter().any(|e| e.provider != STACK_WALK && e.timestamp == at && e.thread_id.is_none_or(|t| t == tid))
+    };
+    let found = real.iter().filter(|(_, key)| named(&real_all, *key)).count();
+    assert!(found * 10 >= real.len() * 9, "{found} of {} real stacks name an event", real.len());
+
+    let mut synth = Synth::new();
+    synth.process(3100, 4, "x.exe", "x.exe", 8).unwrap();
+    let frames = [0xffff_f801_6c21_4b70, 0x7ffc_8c09_d2a4, 0x7ff6_1000_1d2e];
+    let spec = KernelSpec::new("TcpIp", 12).at(5.0).thread(3100, 3104).stack(&frames);
+    synth.kernel(spec.fields(fields![("size", 0u32), ("daddr", std::net::Ipv4Addr::new(10, 0, 0, 1))])).unwrap();
+    synth.create_thread(6.0, (3100, 3104), 3140, &frames[1..]).unwrap();
+    let bytes = synth.finish().unwrap();
+    let images = Images::read(&bytes);
+    let all = common::records(&images);
+    let ours = stack_walks(&all);
+    assert_eq!(ours.len(), 2);
+    for (i, (r, key)) in ours.iter().enumerate() {
+        assert_eq!((r.kind, r.version, r.hook.map(|h| h.group)), (r0.kind, r0.version, Some(0x18)));
+        assert_eq!((key.1, key.2), (3100, 3104));
+        assert!(named(&all, *key), "our stack {i} names its event");
+        let want: &[u64] = if i == 0 { &frames } else { &frames[1..] };
+        let got: Vec<u64> = r.payload[16..].chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, want);
+    }
+    // The Thread Start it belongs to is logged by the creator.
+    let start = all.iter().find(|e| e.provider == THREAD && e.opcode == 1 && e.timestamp == ours[1].1.0).unwrap();
+    assert_eq!((start.process_id, start.thread_id), (Some(3100), Some(3104)));
+}
+
+#[test]
+fn image_identities_are_logged_as_the_merge_logs_them() {
+    let real_bytes = corpus("perfview__net.4.5.x86.PerfViewData.etl");
+    let real_images = Images::read(&real_bytes);
+    let real_all = common::records(&real_images);
+    let schemas = Schemas::new();
+    // Classic FULL_HEADER v2 records, at the timestamp of an image event of the same base.
+    let image_at = |all: &[Record<'_>], at: u64, base: u64| {
+        all.iter().any(|e| {
+            (e.provider == IMAGE || hook(e) == Some((3, 10)))
+                && e.timestamp == at
+                && e.payload.get(0..8) == Some(&base.to_le_bytes())
+        })
+    };
+    let (real_info, real_rsds) = (image_ids(&real_all, 0), image_ids(&real_all, 36));
+    assert!(!real_info.is_empty() && !real_rsds.is_empty());
+    let mut placed = 0;
+    for r in real_info.iter().chain(&real_rsds) {
+        assert_eq!((r.kind, r.version), (HeaderKind::FullHeader64, 2));
+        let base = u(get(&decode(&schemas, r), "ImageBase"));
+        placed += usize::from(image_at(&real_all, r.timestamp, base));
+    }
+    // Each at the time of an image event of its base (a load's or a rundown's).
+    assert_eq!(placed, real_info.len() + real_rsds.len());
+
+    let mut synth = Synth::new();
+    synth.process(3100, 4, "x.exe", "x.exe", 8).unwrap();
+    let identity = nettrail_synth::PdbIdentity {
+        time_date_stamp: 0x5f3a_1c22,
+        guid: Guid::parse_const("0c1f6a8e-3b5d-4e2f-9a10-66b7c2d4e8f1"),
+        age: 3,
+        pdb_name: "netapp.pdb".to_string(),
+    };
+    let module = nettrail_synth::Module::new(r"C:\App\netapp.dll", 0x7ffd_1000_0000, 0x4_2000).pdb(identity);
+    synth.add_module(3100, module).unwrap();
+    let bytes = synth.finish().unwrap();
+    let images = Images::read(&bytes);
+    let all = common::records(&images);
+    let (info, rsds) = (image_ids(&all, 0), image_ids(&all, 36));
+    // Once per image event of the module: the rundowns at both ends.
+    assert_eq!((info.len(), rsds.len()), (2, 2));
+    for r in info.iter().chain(&rsds) {
+        assert_eq!((r.kind, r.version), (real_info[0].kind, real_info[0].version));
+        assert!(image_at(&all, r.timestamp, 0x7ffd_1000_0000));
+    }
+    let f = decode(&schemas, &info[0]);
+    assert_eq!((u(get(&f, "ImageSize")), u(get(&f, "ProcessId"))), (0x4_2000, 3100));
+    assert_eq!((u(get(&f, "TimeDateStamp")), s(get(&f, "OriginalFileName"))), (0x5f3a_1c22, "netapp.dll".to_string()));
+    let f = decode(&schemas, &rsds[0]);
+    assert_eq!((u(get(&f, "Age")), s(get(&f, "PdbFileName"))), (3, "netapp.pdb".to_string()));
+    assert_eq!(format!("{:?}", get(&f, "GuidSig")), format!("{:?}", Value::Guid(identity_guid())));
+}
+
+/// The ImageID records of one opcode.
+fn image_ids<'a>(all: &[Record<'a>], opcode: u8) -> Vec<Record<'a>> {
+    all.iter().filter(|r| r.provider == IMAGE_ID && r.opcode == opcode).copied().collect()
+}
+
+fn identity_guid() -> Guid {
+    Guid::parse_const("0c1f6a8e-3b5d-4e2f-9a10-66b7c2d4e8f1")
+}

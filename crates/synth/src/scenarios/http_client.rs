@@ -9,6 +9,7 @@ use crate::windows::{
 };
 use crate::{SynthConfig, SynthError};
 
+use super::handoffs::{BUILD_REQUEST_RET, FIXTURE_SEND_RET};
 use super::{DNSCACHE, app, ip, machine, machine_with, sa};
 
 fn threads(pid: u32, app: u32) -> WebThreads {
@@ -34,25 +35,43 @@ pub fn winhttp_get() -> Result<Vec<u8>, SynthError> {
     m.finish()
 }
 
-/// 2: `asyncapp.exe`'s main thread opens a session; a thread-pool thread
-/// (created during the trace) opens and sends a POST of 2,048 bytes to
-/// `https://api.contoso.com/v1/upload` (201 Created, 64 bytes); WinHTTP's
-/// workers connect and exchange.
+/// 2: `asyncapp.exe`'s main thread opens a session and posts a work item
+/// to the thread pool (from the fixture DLL's `fixture_send`); the item runs
+/// on a pool thread (created during the trace), which opens and sends a
+/// POST of 2,048 bytes to `https://api.contoso.com/v1/upload` (201 Created,
+/// 64 bytes); WinHTTP's workers connect and exchange. Before the item
+/// returns it asks WinHTTP to read the answer: in that read's completion, on
+/// WinHTTP's worker, the app GETs `/v1/status` (200 OK, 310 bytes) on the
+/// same connection.
 pub fn winhttp_async_pool() -> Result<Vec<u8>, SynthError> {
     let mut m = machine()?;
     let pid = app(&mut m, 6200, "asyncapp.exe", r#""C:\Program Files\Async\asyncapp.exe""#)?;
+    super::handoffs::map_fixture(&mut m, pid)?;
     let main = (pid, 6204);
     let pool = (pid, 6236);
     m.synth().start_thread(40.0, pid, pool.1)?;
     let th = WebThreads { app: pool, worker: (pid, 6240), io: (pid, 6244) };
     let s = m.winhttp_open(20.0, main)?;
+    let work = m.tp_work(pid, 0x7ffd_4a20_1130);
+    let frames = [BUILD_REQUEST_RET, FIXTURE_SEND_RET];
+    let stack = super::handoffs::app_stack(&m, pid, super::handoffs::TP_POST_WORK, &frames)?;
+    m.tp_post(44.0, main, &work, &stack)?;
+    m.tp_run(44.8, pool, &work)?;
     let addresses = [ip("40.112.72.205")];
     let lookup = Lookup::answered("api.contoso.com", Answer { cnames: &[], addresses: &addresses });
     let dial = Dial::new(sa("40.112.72.205:443")).rtt(31.0);
     let x = Exchange::new("POST", "api.contoso.com", "/v1/upload", "HTTP/1.1 201 Created", 64).body(2_048);
     let what = ("POST", "https://api.contoso.com/v1/upload", "api.contoso.com");
-    let (r, c, t) = m.winhttp_fetch(45.0, th, &s, what, (&[lookup], DNSCACHE), &dial, &x)?;
-    let t = m.winhttp_close_socket(t + 30.0, pool, &r, &c)?;
+    let (r, mut c, t) = m.winhttp_fetch(45.0, th, &s, what, (&[lookup], DNSCACHE), &dial, &x)?;
+    // WinHttpReadData: a work item for WinHTTP's worker, whose completion
+    // callback sends the next request.
+    let t = m.winhttp_send_request(t + 1.0, pool, th.worker, &r)?;
+    m.tp_done(t + 0.5, pool, &work)?;
+    let next = WebThreads { app: th.worker, ..th };
+    let x = Exchange::new("GET", "api.contoso.com", "/v1/status", "HTTP/1.1 200 OK", 310);
+    let (_, t2) = m.winhttp_fetch_on(t + 1.0, next, &s, ("GET", "https://api.contoso.com/v1/status"), &mut c, &x)?;
+    m.winhttp_work_done(t2 + 0.5, th.worker, &r)?;
+    let t = m.winhttp_close_socket(t2 + 30.0, pool, &r, &c)?;
     m.winhttp_close_session(t + 5.0, main, &s)?;
     m.finish()
 }

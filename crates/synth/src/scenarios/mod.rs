@@ -11,12 +11,17 @@ use std::net::{IpAddr, SocketAddr};
 use crate::windows::{Machine, Tid};
 use crate::{Process, SynthConfig, SynthError};
 
+mod handoffs;
 mod http_client;
 mod kernel;
 mod sample;
 mod sockets;
 mod wininet;
 
+pub use handoffs::{
+    BUILD_REQUEST_FIRST_RET, BUILD_REQUEST_RET, CHECKSUM_INLINED_MIX, FIXTURE_DLL, FIXTURE_SEND_RET, FIXTURE_SIZE,
+    adhoc_thread, fixture_identity, office_pools, timer_request,
+};
 pub use http_client::{
     connect_failures, dns, ipv6_happy_eyeballs, mid_connection, old_webio_send_sizes, proxy_connect,
     winhttp_async_pool, winhttp_get, winhttp_keepalive_h2,
@@ -73,6 +78,13 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
         "21: a service and System whose events carry other processes' ids, and System's idle rundown connections",
         system_services,
     ),
+    (
+        "office-pools",
+        "22: Office idle task → dispatch queue → Office thread pool → WinINet GET; a queue callback re-posting itself",
+        office_pools,
+    ),
+    ("adhoc-thread", "23: a download on a thread its process created for it (CreateThread's stack)", adhoc_thread),
+    ("timer-request", "24: a periodic thread-pool timer whose callback connects each time it fires", timer_request),
     (
         "lost-events",
         "25: lost events and buffers: a connection whose connect was lost, one whose close was",

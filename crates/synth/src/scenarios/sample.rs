@@ -1,6 +1,7 @@
 //! A few seconds of an ordinary desktop, for the README's demo: a browser-like
 //! WinHTTP client loading a page and two resources over one connection, an
-//! Office-like WinINet client fetching a template list, the time service's
+//! Office-like WinINet client fetching a template list from a thread-pool
+//! work item (with the stacks that show who posted it), the time service's
 //! lookup and NTP exchange, and an LDAP lookup of a user.
 
 use nettrail_etl::Guid;
@@ -8,6 +9,7 @@ use nettrail_etl::Guid;
 use crate::windows::{Answer, Dial, Exchange, Lookup, UdpReceive, WebThreads, ldap_scope};
 use crate::{Process, SynthConfig, SynthError};
 
+use super::handoffs::{BUILD_REQUEST_RET, FIXTURE_SEND_RET, TP_POST_WORK, app_stack, map_fixture};
 use super::{DNSCACHE, app, ip, machine_with, sa};
 
 /// The demo trace (about 4 seconds), compressed as `wpr -stop` writes it.
@@ -36,13 +38,21 @@ pub fn sample() -> Result<Vec<u8>, SynthError> {
     let t = m.winhttp_close_socket(t + 2_000.0, th.app, &page, &c)?;
     m.winhttp_close_session(t + 1.0, th.app, &session)?;
 
-    // An Office-like client: WinINet, from its UI thread and a worker.
+    // An Office-like client: its UI thread posts work to the thread pool
+    // (from the fixture DLL's code, whose PDB ships with the tests); a pool
+    // thread sends the request with WinINet, whose worker does the rest.
     let word = app(&mut m, 5630, "WINWORD.EXE", r#""C:\Program Files\Microsoft Office\root\Office16\WINWORD.EXE""#)?;
-    let (ui, worker) = ((word, 5634), (word, 5702));
+    map_fixture(&mut m, word)?;
+    let (ui, pool, worker) = ((word, 5634), (word, 5690), (word, 5702));
+    let work = m.tp_work(word, 0x7ffd_4a20_1130);
+    let stack = app_stack(&m, word, TP_POST_WORK, &[BUILD_REQUEST_RET, FIXTURE_SEND_RET])?;
+    m.tp_post(899.0, ui, &work, &stack)?;
+    m.tp_run(899.6, pool, &work)?;
     let connect = m.wininet_handle();
     let server = ("templates.office.example", 443);
-    let r = m.wininet_open_request(900.0, ui, connect, ("GET", "/list?lang=en-US"), server)?;
-    m.wininet_send_request(900.4, ui, &r, "https://templates.office.example/list?lang=en-US")?;
+    let r = m.wininet_open_request(900.0, pool, connect, ("GET", "/list?lang=en-US"), server)?;
+    m.wininet_send_request(900.4, pool, &r, "https://templates.office.example/list?lang=en-US")?;
+    m.tp_done(900.6, pool, &work)?;
     let addresses = [ip("52.109.8.19")];
     let lookup = Lookup::answered("templates.office.example", Answer { cnames: &[], addresses: &addresses });
     let t = m.wininet_resolve(900.8, worker, &r, &[lookup], Some(DNSCACHE))?;

@@ -123,6 +123,8 @@ pub struct Synth {
     config: SynthConfig,
     processes: BTreeMap<u32, ProcessState>,
     threads: BTreeMap<u32, Thread>,
+    /// The creating thread's stack of threads created with one.
+    thread_stacks: BTreeMap<u32, Vec<u64>>,
     records: Vec<Pending>,
     seq: u64,
     losses: Vec<Loss>,
@@ -137,6 +139,9 @@ const EVENT_TRACE: u8 = 0x00;
 const PROCESS: u8 = 0x03;
 const THREAD: u8 = 0x05;
 const IMAGE: u8 = 0x14;
+const STACK_WALK: u8 = 0x18;
+/// StackWalk's Stack event, and the version every kernel logs it with.
+const STACK: (u8, u8, u8) = (STACK_WALK, 32, 2);
 /// Log-file modes of a merged file.
 const FILE_MODE_SEQUENTIAL: u32 = 0x1;
 const RELOG_MODE: u32 = 0x1_0000;
@@ -170,6 +175,7 @@ impl Synth {
             config,
             processes: BTreeMap::new(),
             threads: BTreeMap::new(),
+            thread_stacks: BTreeMap::new(),
             records: Vec::new(),
             seq: 0,
             losses: Vec::new(),
@@ -279,6 +285,23 @@ impl Synth {
         self.insert_thread(pid, tid, Some((ts, None)))
     }
 
+    /// A thread created during the trace by `creator` (same process), whose
+    /// Thread Start carries the creator's stack (`CreateThread`'s caller).
+    pub fn create_thread(
+        &mut self,
+        at: impl Into<Time>,
+        creator: (u32, u32),
+        tid: u32,
+        stack: &[u64],
+    ) -> Result<&mut Self, SynthError> {
+        let at = at.into();
+        let ts = self.timestamp(at);
+        self.check_alive(creator.0, Some(creator.1), ts, at)?;
+        self.insert_thread(creator.0, tid, Some((ts, Some(creator))))?;
+        self.thread_stacks.insert(tid, stack.to_vec());
+        Ok(self)
+    }
+
     pub fn end_thread(&mut self, at: impl Into<Time>, pid: u32, tid: u32) -> Result<&mut Self, SynthError> {
         let at = at.into();
         let ts = self.timestamp(at);
@@ -328,6 +351,24 @@ impl Synth {
         let state = self.processes.get_mut(&pid).ok_or(SynthError::UnknownProcess(pid))?;
         state.modules.push(Module::new(path, base, size));
         Ok(self)
+    }
+
+    /// A module built with [`Module`]'s setters (a PDB identity), mapped in a
+    /// process when the trace starts.
+    pub fn add_module(&mut self, pid: u32, module: Module) -> Result<&mut Self, SynthError> {
+        let state = self.processes.get_mut(&pid).ok_or(SynthError::UnknownProcess(pid))?;
+        state.modules.push(Module { load: None, ..module });
+        Ok(self)
+    }
+
+    /// Where a module of `pid` is mapped, by file name (`ws2_32.dll`, any
+    /// case); the empty name is the process's executable.
+    pub fn module_base(&self, pid: u32, file_name: &str) -> Option<u64> {
+        let modules = &self.processes.get(&pid)?.modules;
+        if file_name.is_empty() {
+            return modules.first().map(|m| m.base);
+        }
+        modules.iter().find(|m| m.file_name().eq_ignore_ascii_case(file_name)).map(|m| m.base)
     }
 
     /// A module loaded during the trace by a thread of the process.
@@ -495,7 +536,53 @@ impl Synth {
             tid,
             Body::Kernel { header, group, opcode: spec.opcode, version, payload },
         );
+        if let Some(frames) = &spec.stack {
+            self.push_stack_walk((ts, Rank::Scenario, cpu), (pid, tid), frames);
+        }
         Ok(self)
+    }
+
+    /// A StackWalk Stack record for the event of thread `ids` at `at`: it
+    /// names the event by raw timestamp and thread (PERFINFO: no ids of its
+    /// own), kernel-width frames innermost first.
+    fn push_stack_walk(&mut self, at: (u64, Rank, u16), ids: (u32, u32), frames: &[u64]) {
+        let mut payload = Vec::with_capacity(16 + 8 * frames.len());
+        payload.extend_from_slice(&at.0.to_le_bytes());
+        payload.extend_from_slice(&ids.0.to_le_bytes());
+        payload.extend_from_slice(&ids.1.to_le_bytes());
+        frames.iter().for_each(|f| payload.extend_from_slice(&f.to_le_bytes()));
+        self.push_kernel(at, ids, KernelHeader::Perfinfo, STACK, payload);
+    }
+
+    /// KernelTraceControl ImageID Info and DbgID_RSDS for a module with a PDB
+    /// identity, at the time of the image event they describe (how the
+    /// merge logs them: FULL_HEADER records of process 0).
+    fn push_image_identity(&mut self, at: (u64, Rank, u16), m: &Module, pid: u32) -> Result<(), SynthError> {
+        let Some(pdb) = &m.pdb else { return Ok(()) };
+        let info = kernel_layout(IMAGE_ID_CLASS, 0, Some(2))?;
+        let values = fields![
+            ("ImageBase", Val::Ptr(m.base)),
+            ("ImageSize", Val::Ptr(m.size)),
+            ("ProcessId", pid),
+            ("TimeDateStamp", pdb.time_date_stamp),
+            ("OriginalFileName", m.file_name()),
+        ];
+        let payload = encode(&info.schema.fields, &values, 8).map_err(|e| encode_error("ImageID", e))?;
+        let tid = self.config.controller.1;
+        let body = Body::Classic { class: IMAGE_ID_CLASS, opcode: 0, version: 2, pointer_size: 8, payload };
+        self.push(at.0, at.1, at.2, 0, tid, body);
+        let rsds = kernel_layout(IMAGE_ID_CLASS, 36, Some(2))?;
+        let values = fields![
+            ("ImageBase", Val::Ptr(m.base)),
+            ("ProcessId", pid),
+            ("GuidSig", pdb.guid),
+            ("Age", pdb.age),
+            ("PdbFileName", pdb.pdb_name.as_str()),
+        ];
+        let payload = encode(&rsds.schema.fields, &values, 8).map_err(|e| encode_error("DbgID_RSDS", e))?;
+        let body = Body::Classic { class: IMAGE_ID_CLASS, opcode: 36, version: 2, pointer_size: 8, payload };
+        self.push(at.0, at.1, at.2, 0, tid, body);
+        Ok(())
     }
 
     /// The buffer that `cpu` is filling at `at` lost `count` events: its
@@ -707,6 +794,7 @@ const EVENT_TRACE_CLASS: Guid = Guid::parse_const("68fdd900-4a3e-11d1-84f4-0000f
 const PROCESS_CLASS: Guid = Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c");
 const THREAD_CLASS: Guid = Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c");
 const IMAGE_CLASS: Guid = Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518");
+const IMAGE_ID_CLASS: Guid = Guid::parse_const("b3e675d7-2554-4f18-830b-2762732560de");
 const SYSCONFIG_CLASS: Guid = Guid::parse_const("9b79ee91-b5fd-41c0-a243-4248e266e9d0");
 
 /// The layout of a kernel event: the version asked for or the nearest

@@ -90,7 +90,9 @@ impl Synth {
             for m in state.modules.iter().filter(|m| end || m.load.is_none()) {
                 let payload = system::image_payload(&image_layout.schema.fields, m, state.process.pid)
                     .map_err(|e| encode_error(&m.path, e))?;
-                self.push_kernel(at(clock), (0, 0), KernelHeader::Perfinfo, image_kind, payload);
+                let when = at(clock);
+                self.push_kernel(when, (0, 0), KernelHeader::Perfinfo, image_kind, payload);
+                self.push_image_identity(when, m, state.process.pid)?;
             }
         }
         if end {
@@ -142,6 +144,7 @@ impl Synth {
                         (PROCESS, 10, image_load.version),
                         payload,
                     );
+                    self.push_image_identity(at, m, p.pid)?;
                 }
             }
             for m in &state.modules {
@@ -150,6 +153,7 @@ impl Synth {
                     system::image_payload(&image_load.schema.fields, m, p.pid).map_err(|e| encode_error(&m.path, e))?;
                 let at = (ts, Rank::Scenario, self.cpu_of(tid));
                 self.push_kernel(at, (p.pid, tid), KernelHeader::System, (PROCESS, 10, image_load.version), payload);
+                self.push_image_identity(at, m, p.pid)?;
             }
             let Some((ts, code)) = p.end else { continue };
             let exiting = own.first().map_or(0, |t| t.tid);
@@ -181,6 +185,9 @@ impl Synth {
                     .map_err(|e| encode_error(&format!("thread {}", t.tid), e))?;
                 let at = (ts, Rank::Begin, self.cpu_of(ct));
                 self.push_kernel(at, (cp, ct), KernelHeader::System, (THREAD, 1, thread_start.version), payload);
+                if let Some(frames) = self.thread_stacks.get(&t.tid).cloned() {
+                    self.push_stack_walk(at, (cp, ct), &frames);
+                }
             }
             if let Some(ts) = t.end {
                 let payload = system::thread_payload(&thread_end.schema.fields, t, pointer_size, names)

@@ -194,6 +194,7 @@ pub struct KernelSpec {
     pub(super) fields: Fields,
     pub(super) cpu: Option<u16>,
     pub(super) header: Option<KernelHeader>,
+    pub(super) stack: Option<Vec<u64>>,
 }
 
 impl KernelSpec {
@@ -207,6 +208,7 @@ impl KernelSpec {
             fields: Fields::new(),
             cpu: None,
             header: None,
+            stack: None,
         }
     }
 
@@ -245,6 +247,13 @@ impl KernelSpec {
     /// The header form (default: PERFINFO for TcpIp and UdpIp, else SYSTEM).
     pub fn header(mut self, header: KernelHeader) -> Self {
         self.header = Some(header);
+        self
+    }
+
+    /// The call stack walked for the event (innermost first), logged as the
+    /// kernel logs it: a StackWalk record of its own right after the event.
+    pub fn stack(mut self, frames: &[u64]) -> Self {
+        self.stack = Some(frames.to_vec());
         self
     }
 }

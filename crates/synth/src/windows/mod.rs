@@ -27,7 +27,9 @@ mod dns;
 mod httpsys;
 mod kernel;
 mod ldap;
+mod office;
 mod tcpip;
+mod threadpool;
 mod webio;
 mod wininet;
 mod winsock;
@@ -37,7 +39,9 @@ pub use dns::{Answer, Lookup, results_text};
 pub use httpsys::ServerRequest;
 pub use kernel::{Flow, KernelOp};
 pub use ldap::scope as ldap_scope;
+pub use office::QueueKind;
 pub use tcpip::Tcb;
+pub use threadpool::{PoolTimer, PoolWork};
 pub use webio::{Exchange, WebConnection, WebRequest, WebSession, WebThreads};
 pub use wininet::InetRequest;
 pub use winsock::{Dial, Failure, TcpConn, UdpReceive, UdpSock};
@@ -218,12 +222,23 @@ pub(crate) fn sockaddr(address: SocketAddr) -> Vec<u8> {
     crate::sockaddr::sockaddr(address)
 }
 
-/// Return addresses of a user-mode call into a network API, innermost first:
-/// the system DLL, the API DLL, the executable.
-pub(crate) fn user_stack(pointer_size: u8, api: u64) -> Vec<u64> {
-    if pointer_size == 4 {
-        vec![0x7700_4c1a, 0x7400_0000 + (api & 0xf_fff0), 0x0041_2b3c]
-    } else {
-        vec![0x7ffc_8c01_2a44, 0x7ffc_8900_0000 + (api & 0xf_fff0), 0x7ff6_1000_1d2e]
+impl Machine {
+    /// Return addresses given as (module file name, RVA), innermost first
+    /// (the empty name is the executable).
+    pub fn code_stack(&self, pid: u32, frames: &[(&str, u64)]) -> Result<Vec<u64>, SynthError> {
+        frames
+            .iter()
+            .map(|&(name, rva)| {
+                let base = self.synth.module_base(pid, name);
+                base.map(|b| b + rva).ok_or_else(|| SynthError::UnknownModule { pid, name: name.to_string() })
+            })
+            .collect()
+    }
+
+    /// Return addresses of a user-mode call into a network API of `dll`,
+    /// innermost first: ntdll's system-call stub, the API, the executable.
+    pub(crate) fn user_stack(&self, pid: u32, dll: &str, api: u64) -> Vec<u64> {
+        let base = |name: &str| self.synth.module_base(pid, name).unwrap_or(0);
+        vec![base("ntdll.dll") + 0x9_d2a4, base(dll) + (api & 0xf_fff0) + 0x4, base("") + 0x1d2e]
     }
 }
