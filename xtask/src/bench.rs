@@ -170,6 +170,41 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
 
+    // Stitching: a synthesized load where every request comes from a
+    // thread-pool work item posted with a stack.
+    let stitch_input = args.network_input.with_file_name("handoffs-20k.etl");
+    if !stitch_input.exists() {
+        eprintln!("writing {} (20 000 requests from thread-pool work items)", stitch_input.display());
+        std::fs::write(&stitch_input, nettrail_synth::scenarios::handoff_load(20_000)?)?;
+    }
+    let stitch_size = std::fs::metadata(&stitch_input)?.len();
+    let symbols = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/symbols/tests/data");
+    for (label, argv) in [
+        ("`nettrail requests --format csv > /dev/null`", &["requests", "--quiet", "--format", "csv"][..]),
+        (
+            "`nettrail requests --stacks full --format csv > /dev/null`",
+            &["requests", "--quiet", "--stacks", "full", "--format", "csv"][..],
+        ),
+        (
+            "`nettrail requests --stacks full --symbols … --format csv > /dev/null`",
+            &["requests", "--quiet", "--stacks", "full", "--format", "csv", "--symbols", symbols][..],
+        ),
+    ] {
+        let (took, peak) = best_with_peak_rss(args.runs, || {
+            let mut c = Command::new(&nettrail);
+            c.args(argv).arg(&stitch_input).env_remove("_NT_SYMBOL_PATH");
+            c
+        })?;
+        println!(
+            "| {label} | {} ({:.1} MB) | {:.3} s, peak RSS {:.0} MB | {:.0} MB/s |",
+            stitch_input.display(),
+            stitch_size as f64 / 1e6,
+            took.as_secs_f64(),
+            peak as f64 / 1e6,
+            mb_per_s(stitch_size, took)
+        );
+    }
+
     // The same jobs on a corpus file, by nettrail and by dissect.etl.
     let python = nettrail_testkit::python_peers().map_err(anyhow::Error::msg)?;
     let compare_size = std::fs::metadata(&args.compare)?.len();

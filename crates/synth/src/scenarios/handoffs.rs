@@ -176,3 +176,29 @@ pub fn office_pools() -> Result<Vec<u8>, SynthError> {
     m.office_invoke_end(t + 0.5, repost_thread, QueueKind::Sequential, sequential)?;
     m.finish()
 }
+
+/// A benchmark load: `requests` connections by `loadgen.exe`, each from a
+/// thread-pool work item that the main thread posted with its stack (four
+/// pool threads take turns), so every request has a two-stack chain.
+pub fn handoff_load(requests: u32) -> Result<Vec<u8>, SynthError> {
+    let mut m = machine()?;
+    let pid = app(&mut m, 6600, "loadgen.exe", r#""C:\Tools\loadgen.exe" --connections"#)?;
+    map_fixture(&mut m, pid)?;
+    let main = (pid, 6604);
+    let stack = app_stack(&m, pid, TP_POST_WORK, &[BUILD_REQUEST_RET, FIXTURE_SEND_RET])?;
+    let mut t = 10.0;
+    for i in 0..requests {
+        let pool = (pid, 6640 + 4 * (i % 4));
+        let work = m.tp_work(pid, 0x7ffd_4a20_1130);
+        m.tp_post(t, main, &work, &stack)?;
+        let run = m.tp_run(t + 0.05, pool, &work)?;
+        // A new server for each, so ports wrapping around never meet the same peer.
+        let remote = format!("10.{}.{}.{}:443", 1 + i / 65_536 % 200, i / 256 % 256, i % 256);
+        let dial = Dial::new(sa(&remote)).blocking().rtt(2.0);
+        let done = download(&mut m, run + 0.05, pool, &dial, 4_096)?;
+        m.tp_done(done + 0.05, pool, &work)?;
+        // Each pool thread's item is done before its next one comes.
+        t += 2.0;
+    }
+    m.finish()
+}

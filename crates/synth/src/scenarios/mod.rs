@@ -20,7 +20,7 @@ mod wininet;
 
 pub use handoffs::{
     BUILD_REQUEST_FIRST_RET, BUILD_REQUEST_RET, CHECKSUM_INLINED_MIX, FIXTURE_DLL, FIXTURE_SEND_RET, FIXTURE_SIZE,
-    adhoc_thread, fixture_identity, office_pools, timer_request,
+    adhoc_thread, fixture_identity, handoff_load, office_pools, timer_request,
 };
 pub use http_client::{
     connect_failures, dns, ipv6_happy_eyeballs, mid_connection, old_webio_send_sizes, proxy_connect,
