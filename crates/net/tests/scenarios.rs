@@ -1968,3 +1968,22 @@ fn every_scenario_decodes_and_the_peers_read_it_alike() {
         }
     }
 }
+
+/// The stitching benchmark's load, small: every connection goes back to the
+/// main thread's post, on the pool thread that ran it.
+#[test]
+fn handoff_load_stitches_every_request() {
+    let run = run(|| scenarios::handoff_load(40));
+    let mut c = Checks::new("handoff-load");
+    let own_frames = afd_create("loadgen.exe");
+    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let posted = ["ntdll.dll+0x34c12", BUILD_REQUEST, FIXTURE_SEND, "loadgen.exe+0x1d2e"];
+    if let Some(rows) = c.count("loadgen.exe's requests", run.requests(6600), 40) {
+        for (i, r) in rows.into_iter().enumerate() {
+            let pool = 6640 + 4 * (i as u32 % 4);
+            let title = format!("[Windows thread pool: queued on thread 6604, ran on thread {pool}]");
+            c.chain(&format!("request {}", i + 1), run.stitched(r), &[link(6604, &posted, &title), own(pool, &socket)]);
+        }
+    }
+    c.done();
+}
