@@ -5,8 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use nettrail_decode::Coverage;
-use nettrail_etl::{FileTime, Summary, Trace};
+use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
+use nettrail_etl::{BufferSummary, FileTime, Releaser, Summary, Trace};
+use nettrail_stacks::{BufferScan, Code};
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use crate::Outcome;
@@ -32,10 +34,8 @@ enum Format {
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let trace = crate::parse(&args.trace, &file)?;
-    let summary = Summary::compute(&trace);
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
-    let coverage = Coverage::compute(&trace, &schemas);
-    let code = nettrail_stacks::scan(&trace, &schemas, &|_| true);
+    let (summary, coverage, code) = count(&trace, &schemas);
     let _ = quiet; // counting runs at memory speed; it needs no progress line
     let mut report = report(&args.trace, &trace, &summary, &coverage);
     add_code(&mut report, &summary, &code);
@@ -52,6 +52,50 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         crate::report_damage(&args.trace, error);
     }
     Ok(if summary.errors.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
+
+/// The summary, what decodes, and the stacks and modules, from one parallel
+/// pass over the buffers: reading the records is most of the cost, so they
+/// are read once for all three.
+fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
+    let every_process = |_| true;
+    let (summaries, (counters, scans)): (Vec<BufferSummary>, (Vec<CoverageCounter>, Vec<BufferScan<'_>>)) = trace
+        .buffers()
+        .par_iter()
+        .map_init(
+            || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
+            |(scratch, cache, releaser), info| {
+                let mut summary = BufferSummary::new(info);
+                let mut coverage = CoverageCounter::default();
+                let mut scan = BufferScan::new(&every_process);
+                let mut values = Vec::new();
+                let contents = trace.contents(info, scratch);
+                for item in trace.records(info, &contents) {
+                    let record = match item {
+                        Ok((_, record)) => record,
+                        Err(e) => {
+                            summary.damaged(e);
+                            break;
+                        }
+                    };
+                    summary.add(&record);
+                    let decoded = schemas.decode_cached(cache, &record, &mut values);
+                    coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
+                    scan.add(&record, decoded.ok().map(|schema| (&schema.fields[..], &values[..])));
+                }
+                if let Some(e) = contents.error {
+                    summary.damaged(e);
+                }
+                releaser.done(info);
+                (summary, (coverage, scan))
+            },
+        )
+        .unzip();
+    let (code, (summary, coverage)) = rayon::join(
+        || Code::join(scans, trace.pointer_size()),
+        || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
+    );
+    (summary, coverage, code)
 }
 
 fn utc(ft: i64) -> String {
@@ -142,7 +186,7 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Cov
 
 /// Stacks and modules: how many events have a stack (joined StackWalk
 /// records, or an extended data item), and what their addresses can resolve to.
-fn add_code(report: &mut Value, s: &Summary, code: &nettrail_stacks::Code) {
+fn add_code(report: &mut Value, s: &Summary, code: &Code) {
     let (distinct, joined) = code.stacks.counts();
     let in_items: u64 = s
         .extended_items

@@ -36,7 +36,7 @@ pub struct ProviderCoverage {
 
 /// Counters of one provider while a buffer is read (arrays, not maps: this
 /// runs for every record).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Counts {
     decoded: [u64; SOURCES.len()],
     undecoded: [u64; REASONS.len()],
@@ -57,6 +57,43 @@ fn reason_index(why: &Undecoded) -> usize {
     REASONS.iter().position(|r| *r == why.reason()).unwrap_or(0)
 }
 
+/// Decoding results of records counted one by one, by provider.
+/// [`Coverage::compute`] keeps one per buffer; a pass that reads the records
+/// for more than coverage (`nettrail info`) counts them with its own, so the
+/// trace is read once.
+#[derive(Debug, Default)]
+pub struct CoverageCounter {
+    counts: FastMap<Guid, Counts>,
+    /// Records of one provider come in runs: a run is counted here, then stored.
+    run: Option<(Guid, Counts)>,
+}
+
+impl CoverageCounter {
+    /// Counts one record of `provider`: the schema source it decoded with, or why it did not.
+    pub fn count(&mut self, provider: Guid, decoded: Result<Source, &Undecoded>) {
+        let c = match &mut self.run {
+            Some((g, c)) if *g == provider => c,
+            run => {
+                if let Some((g, c)) = run.take() {
+                    self.counts.entry(g).or_default().add(&c);
+                }
+                &mut run.insert((provider, Counts::default())).1
+            }
+        };
+        match decoded {
+            Ok(source) => c.decoded[SOURCES.iter().position(|s| *s == source).unwrap_or(0)] += 1,
+            Err(why) => c.undecoded[reason_index(why)] += 1,
+        }
+    }
+
+    fn into_counts(mut self) -> FastMap<Guid, Counts> {
+        if let Some((g, c)) = self.run.take() {
+            self.counts.entry(g).or_default().add(&c);
+        }
+        self.counts
+    }
+}
+
 /// Decoding results of a whole trace, by provider GUID.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Coverage {
@@ -65,44 +102,35 @@ pub struct Coverage {
 
 impl Coverage {
     pub fn compute(trace: &Trace<'_>, schemas: &Schemas) -> Coverage {
-        let totals: FastMap<Guid, Counts> = trace
+        let counters: Vec<CoverageCounter> = trace
             .buffers()
             .par_iter()
-            .map_init(Vec::new, |scratch, info| {
-                let mut counts: FastMap<Guid, Counts> = FastMap::default();
-                let mut run: Option<(Guid, Counts)> = None;
-                let mut values = Vec::new();
-                let mut cache = crate::registry::LookupCache::default();
-                let contents = trace.contents(info, scratch);
-                for item in trace.records(info, &contents) {
-                    let Ok((_, record)) = item else { break };
-                    // Records of one provider come in runs: count a run, then store it.
-                    if run.as_ref().is_none_or(|(g, _)| *g != record.provider) {
-                        if let Some((g, c)) = run.take() {
-                            counts.entry(g).or_default().add(&c);
-                        }
-                        run = Some((record.provider, Counts::default()));
+            .map_init(
+                || (Vec::new(), crate::registry::LookupCache::default()),
+                |(scratch, cache), info| {
+                    let mut counter = CoverageCounter::default();
+                    let mut values = Vec::new();
+                    let contents = trace.contents(info, scratch);
+                    for item in trace.records(info, &contents) {
+                        let Ok((_, record)) = item else { break };
+                        let decoded = schemas.decode_cached(cache, &record, &mut values);
+                        counter.count(record.provider, decoded.as_ref().map(|s| s.source));
                     }
-                    let Some((_, c)) = run.as_mut() else { continue };
-                    match schemas.decode_cached(&mut cache, &record, &mut values) {
-                        Ok(schema) => {
-                            let i = SOURCES.iter().position(|s| *s == schema.source).unwrap_or(0);
-                            c.decoded[i] += 1;
-                        }
-                        Err(why) => c.undecoded[reason_index(&why)] += 1,
-                    }
-                }
-                if let Some((g, c)) = run {
-                    counts.entry(g).or_default().add(&c);
-                }
-                counts
-            })
-            .reduce(FastMap::default, |mut a, b| {
-                for (g, c) in b {
-                    a.entry(g).or_default().add(&c);
-                }
-                a
-            });
+                    counter
+                },
+            )
+            .collect();
+        Coverage::from_counters(counters)
+    }
+
+    /// The coverage of the records the counters counted.
+    pub fn from_counters(counters: impl IntoIterator<Item = CoverageCounter>) -> Coverage {
+        let mut totals: FastMap<Guid, Counts> = FastMap::default();
+        for counter in counters {
+            for (g, c) in counter.into_counts() {
+                totals.entry(g).or_default().add(&c);
+            }
+        }
         let providers = totals
             .into_iter()
             .map(|(guid, c)| {

@@ -23,7 +23,7 @@ pub mod schema;
 pub mod sources;
 pub mod value;
 
-pub use coverage::{Coverage, ProviderCoverage};
+pub use coverage::{Coverage, CoverageCounter, ProviderCoverage};
 pub use intype::{InType, OutType};
 pub use names::EventNames;
 pub use registry::{LookupCache, SchemaSet, Schemas, Undecoded};

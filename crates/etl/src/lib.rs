@@ -47,5 +47,5 @@ pub use guid::{Guid, ParseGuidError};
 pub use logfile::LogfileHeader;
 pub use merge::{Event, EventRef, EventStream};
 pub use record::{HeaderKind, Record};
-pub use summary::{ProviderSummary, Summary};
+pub use summary::{BufferSummary, ProviderSummary, Summary};
 pub use trace::{BufferContents, BufferInfo, BufferRecords, Releaser, Trace};

@@ -1,6 +1,7 @@
 //! What `nettrail info` reports: counts by provider and record kind, lost
 //! data, compression, time span — gathered in one parallel pass over buffers
-//! (file order is enough for counting).
+//! (file order is enough for counting), or record by record in a caller's
+//! own pass ([`BufferSummary`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -9,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::extended::{ExtType, provider_traits_name};
 use crate::guid::Guid;
-use crate::record::HeaderKind;
+use crate::record::{HeaderKind, Record};
 use crate::trace::{BufferInfo, Trace};
 use crate::well_known;
 
@@ -53,7 +54,7 @@ pub struct Summary {
     pub errors: Vec<Error>,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct ProviderCounts {
     events: u64,
     kinds: u16,
@@ -61,7 +62,18 @@ struct ProviderCounts {
     name: Option<String>,
 }
 
-#[derive(Default)]
+impl ProviderCounts {
+    fn add(&mut self, other: ProviderCounts) {
+        self.events += other.events;
+        self.kinds |= other.kinds;
+        self.tracelogging |= other.tracelogging;
+        if self.name.is_none() {
+            self.name = other.name;
+        }
+    }
+}
+
+#[derive(Debug, Default)]
 struct Partial {
     summary: Summary,
     providers: HashMap<Guid, ProviderCounts>,
@@ -89,13 +101,7 @@ impl Partial {
         a.unused_bytes += b.unused_bytes;
         a.errors.extend(b.errors);
         for (guid, counts) in other.providers {
-            let mine = self.providers.entry(guid).or_default();
-            mine.events += counts.events;
-            mine.kinds |= counts.kinds;
-            mine.tracelogging |= counts.tracelogging;
-            if mine.name.is_none() {
-                mine.name = counts.name;
-            }
+            self.providers.entry(guid).or_default().add(counts);
         }
         self
     }
@@ -114,30 +120,59 @@ fn kind_bit(kind: HeaderKind) -> u16 {
     1 << position
 }
 
-fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>) -> Partial {
-    let mut p = Partial::default();
-    let s = &mut p.summary;
-    s.buffers = 1;
-    s.compressed_buffers = u64::from(info.header.is_compressed());
-    s.buffers_flagged_events_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::EVENTS_LOST));
-    s.buffers_flagged_buffer_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::BUFFER_LOST));
-    s.stored_bytes = info.stored_len as u64;
-    s.logical_bytes = u64::from(info.header.filled);
-    s.unused_bytes = info.unused_tail() as u64;
+/// The summary of one buffer, record by record. [`Summary::compute`] reads
+/// buffers for this alone; a pass that reads the records for more (`nettrail
+/// info`) adds them to its own, so the trace is read once, and gives them to
+/// [`Summary::from_buffers`].
+#[derive(Debug)]
+pub struct BufferSummary {
+    partial: Partial,
+    kinds: [u64; HeaderKind::ALL.len()],
+    /// The providers of the latest records, counted here and moved to the
+    /// map when pushed out: a buffer's records come from a few providers,
+    /// so most find theirs in this short list without hashing a GUID.
+    recent: Vec<(Guid, ProviderCounts)>,
+}
 
-    let contents = trace.contents(info, scratch);
-    let mut kinds = [0u64; HeaderKind::ALL.len()];
-    for item in trace.records(info, &contents) {
-        let record = match item {
-            Ok((_, record)) => record,
-            Err(e) => {
-                s.errors.push(e);
-                break;
+/// How many providers [`BufferSummary`] counts outside its map.
+const RECENT_PROVIDERS: usize = 8;
+
+impl BufferSummary {
+    pub fn new(info: &BufferInfo) -> BufferSummary {
+        let mut partial = Partial::default();
+        let s = &mut partial.summary;
+        s.buffers = 1;
+        s.compressed_buffers = u64::from(info.header.is_compressed());
+        s.buffers_flagged_events_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::EVENTS_LOST));
+        s.buffers_flagged_buffer_lost = u64::from(info.header.flags.contains(crate::buffer::BufferFlags::BUFFER_LOST));
+        s.stored_bytes = info.stored_len as u64;
+        s.logical_bytes = u64::from(info.header.filled);
+        s.unused_bytes = info.unused_tail() as u64;
+        BufferSummary { partial, kinds: [0; HeaderKind::ALL.len()], recent: Vec::with_capacity(RECENT_PROVIDERS) }
+    }
+
+    /// The counts of a provider's records in this buffer.
+    fn provider(&mut self, guid: Guid) -> &mut ProviderCounts {
+        let i = match self.recent.iter().position(|(g, _)| *g == guid) {
+            Some(i) => i,
+            None => {
+                if self.recent.len() == RECENT_PROVIDERS {
+                    let (g, counts) = self.recent.swap_remove(0);
+                    self.partial.providers.entry(g).or_default().add(counts);
+                }
+                self.recent.push((guid, ProviderCounts::default()));
+                self.recent.len() - 1
             }
         };
+        &mut self.recent[i].1
+    }
+
+    /// Counts a record of the buffer (in file order).
+    pub fn add(&mut self, record: &Record<'_>) {
+        let s = &mut self.partial.summary;
         s.events += 1;
         let k = HeaderKind::ALL.iter().position(|k| *k == record.kind).unwrap_or(0);
-        kinds[k] += 1;
+        self.kinds[k] += 1;
         s.first_timestamp = min_opt(s.first_timestamp, Some(record.timestamp));
         s.last_timestamp = s.last_timestamp.max(Some(record.timestamp));
         let mut tracelogging = false;
@@ -148,7 +183,7 @@ fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>)
             }
         }
         s.tracelogging_events += u64::from(tracelogging);
-        let counts = p.providers.entry(record.provider).or_default();
+        let counts = self.provider(record.provider);
         counts.events += 1;
         counts.kinds |= kind_bit(record.kind);
         if tracelogging {
@@ -162,13 +197,41 @@ fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>)
             }
         }
     }
-    for (k, n) in HeaderKind::ALL.iter().zip(kinds) {
-        if n > 0 {
-            s.record_kinds.insert(*k, n);
+
+    /// Damage that ended the buffer's records (after the records before it).
+    pub fn damaged(&mut self, error: Error) {
+        self.partial.summary.errors.push(error);
+    }
+
+    fn into_partial(mut self) -> Partial {
+        for (guid, counts) in self.recent {
+            self.partial.providers.entry(guid).or_default().add(counts);
+        }
+        for (k, n) in HeaderKind::ALL.iter().zip(self.kinds) {
+            if n > 0 {
+                self.partial.summary.record_kinds.insert(*k, n);
+            }
+        }
+        self.partial
+    }
+}
+
+fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>) -> BufferSummary {
+    let mut summary = BufferSummary::new(info);
+    let contents = trace.contents(info, scratch);
+    for item in trace.records(info, &contents) {
+        match item {
+            Ok((_, record)) => summary.add(&record),
+            Err(e) => {
+                summary.damaged(e);
+                break;
+            }
         }
     }
-    s.errors.extend(contents.error);
-    p
+    if let Some(e) = contents.error {
+        summary.damaged(e);
+    }
+    summary
 }
 
 impl Summary {
@@ -177,8 +240,18 @@ impl Summary {
         let partial = trace
             .buffers()
             .par_iter()
-            .map_init(Vec::new, |scratch, info| summarize_buffer(trace, info, scratch))
+            .map_init(Vec::new, |scratch, info| summarize_buffer(trace, info, scratch).into_partial())
             .reduce(Partial::default, Partial::merge);
+        Summary::finish(partial, trace)
+    }
+
+    /// The summary of a trace from the summaries of its buffers, in file order.
+    pub fn from_buffers(trace: &Trace<'_>, buffers: impl IntoIterator<Item = BufferSummary>) -> Summary {
+        let partial = buffers.into_iter().map(BufferSummary::into_partial).fold(Partial::default(), Partial::merge);
+        Summary::finish(partial, trace)
+    }
+
+    fn finish(partial: Partial, trace: &Trace<'_>) -> Summary {
         let mut summary = partial.summary;
         summary.errors.sort_by_key(|e| (e.location.buffer_index, e.location.offset_in_buffer));
         summary.errors.extend(trace.walk_error().cloned());

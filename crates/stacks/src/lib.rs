@@ -6,6 +6,8 @@
 //! and the [`Modules`] each process had loaded over time with their PDB
 //! identities, plus the CLR's compiled methods. [`Frames`] renders addresses
 //! as `module!function+offset`, `module+offset` or `managed!Method+offset`.
+//! A reader that makes its own pass over the records adds them to a
+//! [`BufferScan`] per buffer and joins those with [`Code::join`] instead.
 //!
 //! ```no_run
 //! let file = nettrail_etl::TraceFile::open("trace.etl")?;
@@ -30,5 +32,5 @@ mod stacks;
 
 pub use frames::{Frames, NoSymbols, Symbols};
 pub use modules::{Method, Module, Modules, PdbId};
-pub use scan::{Code, scan};
+pub use scan::{BufferScan, Code, scan};
 pub use stacks::{STACK_WALK, Stack, StackCursor, StackId, StackRef, Stacks, kernel_boundary};

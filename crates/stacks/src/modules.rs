@@ -145,27 +145,29 @@ pub struct Modules {
 
 impl Modules {
     /// Builds the map from the facts of a scan (any order).
-    pub(crate) fn build(mut facts: Vec<Fact>, kernel_boundary: u64) -> Modules {
-        facts.sort_by_key(Fact::time);
+    pub(crate) fn build(facts: impl IntoIterator<Item = Fact>, kernel_boundary: u64) -> Modules {
         let mut m = Modules { kernel_boundary, ..Modules::default() };
         // The merge logs a module's identity with the timestamp of the load
-        // or rundown event it describes (its process id is often 0).
+        // or rundown event it describes (its process id is often 0): found
+        // by that time, so only the other facts need sorting.
         let mut identities: FastMap<(u64, u64), u32> = FastMap::default();
         let mut pdbs: FastMap<(u64, u64), PdbId> = FastMap::default();
-        for f in &facts {
+        let mut timeline = Vec::new();
+        for f in facts {
             match f {
                 Fact::Identity { at, base, time_date_stamp } => {
-                    identities.insert((*at, *base), *time_date_stamp);
+                    identities.insert((at, base), time_date_stamp);
                 }
                 Fact::Pdb { at, base, pdb } => {
-                    pdbs.insert((*at, *base), pdb.clone());
+                    pdbs.insert((at, base), pdb);
                 }
-                _ => {}
+                f => timeline.push(f),
             }
         }
+        timeline.sort_by_key(Fact::time);
         // Open loads by (pid, base), to close at their unload.
         let mut open: FastMap<(u32, u64), (bool, usize)> = FastMap::default();
-        for f in facts {
+        for f in timeline {
             match f {
                 Fact::Loaded { at, pid, base, size, path, rundown } => {
                     let kernel = base >= kernel_boundary;

@@ -22,11 +22,60 @@ pub struct Code {
     pub modules: Modules,
 }
 
-#[derive(Default)]
-struct Found {
+/// What one buffer says about code, record by record, in file order.
+/// [`scan`] reads buffers for this alone; a pass that decodes every record
+/// anyway (`nettrail info`, counting what decodes) adds them to its own, so
+/// the trace is read once. [`Code::join`] puts the buffers together.
+pub struct BufferScan<'w> {
+    wanted: &'w (dyn Fn(u32) -> bool + Sync),
     parts: Vec<Part>,
     arena: Vec<u64>,
     facts: Vec<Fact>,
+}
+
+impl std::fmt::Debug for BufferScan<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferScan").field("parts", &self.parts.len()).field("facts", &self.facts.len()).finish()
+    }
+}
+
+impl<'w> BufferScan<'w> {
+    /// `wanted(pid)` says whose stacks to keep (see [`scan`]).
+    pub fn new(wanted: &'w (dyn Fn(u32) -> bool + Sync)) -> Self {
+        BufferScan { wanted, parts: Vec::new(), arena: Vec::new(), facts: Vec::new() }
+    }
+
+    /// Whether [`BufferScan::add`] needs this record decoded: a module or
+    /// method record (stack records are read straight from the payload).
+    pub fn needs_decoding(record: &Record<'_>) -> bool {
+        matches!(record.provider, IMAGE | IMAGE_ID | CLR | CLR_RUNDOWN)
+            || (record.provider == PROCESS && record.opcode == 10)
+    }
+
+    /// Takes the record's stack part or module or method fact, if it has one;
+    /// `decoded` is its schema's fields and values, if it decoded (needed only
+    /// where [`BufferScan::needs_decoding`]).
+    pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&[nettrail_decode::Field], &[Value<'_>])>) {
+        let arena_len = self.arena.len();
+        if let Some(part) = read_part(record, &mut self.arena) {
+            let keep = match &part {
+                Part::Frames { pid, .. } | Part::Key { pid, .. } => (self.wanted)(*pid),
+                Part::Definition { .. } => true,
+            };
+            if keep {
+                self.parts.push(part);
+            } else {
+                self.arena.truncate(arena_len);
+            }
+            return;
+        }
+        if Self::needs_decoding(record)
+            && let Some((fields, values)) = decoded
+            && let Some(f) = fact(record, fields, values)
+        {
+            self.facts.push(f);
+        }
+    }
 }
 
 fn field<'v>(names: &[&str], fields: &[nettrail_decode::Field], values: &'v [Value<'_>]) -> Option<&'v Value<'v>> {
@@ -92,80 +141,79 @@ fn fact(record: &Record<'_>, fields: &[nettrail_decode::Field], values: &[Value<
     None
 }
 
-fn scan_buffer(
+fn scan_buffer<'w>(
     trace: &Trace<'_>,
     info: &nettrail_etl::BufferInfo,
     schemas: &Schemas,
-    wanted: &(dyn Fn(u32) -> bool + Sync),
+    wanted: &'w (dyn Fn(u32) -> bool + Sync),
     scratch: &mut Vec<u8>,
     cache: &mut LookupCache,
-) -> Found {
-    let mut found = Found::default();
+) -> BufferScan<'w> {
+    let mut scan = BufferScan::new(wanted);
     let contents = trace.contents(info, scratch);
     let mut values = Vec::new();
     for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
-        let arena_len = found.arena.len();
-        if let Some(part) = read_part(&record, &mut found.arena) {
-            let keep = match &part {
-                Part::Frames { pid, .. } | Part::Key { pid, .. } => wanted(*pid),
-                Part::Definition { .. } => true,
-            };
-            if keep {
-                found.parts.push(part);
-            } else {
-                found.arena.truncate(arena_len);
-            }
-            continue;
-        }
-        let interesting = matches!(record.provider, IMAGE | IMAGE_ID | CLR | CLR_RUNDOWN)
-            || (record.provider == PROCESS && record.opcode == 10);
-        if !interesting {
-            continue;
-        }
-        if let Ok(schema) = schemas.decode_cached(cache, &record, &mut values)
-            && let Some(f) = fact(&record, &schema.fields, &values)
-        {
-            found.facts.push(f);
-        }
+        let decoded = if BufferScan::needs_decoding(&record) {
+            schemas.decode_cached(cache, &record, &mut values).ok().map(|schema| &schema.fields[..])
+        } else {
+            None
+        };
+        scan.add(&record, decoded.map(|fields| (fields, &values[..])));
     }
-    found
+    scan
 }
 
 /// Scans a trace. `wanted(pid)` says whose stacks to keep (all, for a
 /// dump; the processes that made requests, for stitching); modules and
 /// methods are kept for every process.
 pub fn scan(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool + Sync)) -> Code {
-    let found: Vec<Found> = trace
+    let buffers: Vec<BufferScan<'_>> = trace
         .buffers()
         .par_iter()
         .map_init(
             || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
             |(scratch, cache, releaser), info| {
-                let f = scan_buffer(trace, info, schemas, wanted, scratch, cache);
+                let scan = scan_buffer(trace, info, schemas, wanted, scratch, cache);
                 releaser.done(info);
-                f
+                scan
             },
         )
         .collect();
-    let mut arena = Vec::new();
-    let mut parts = Vec::new();
-    let mut facts = Vec::new();
-    for f in found {
+    Code::join(buffers, trace.pointer_size())
+}
+
+impl Code {
+    /// The code the scans of a trace's buffers found, given in file order
+    /// (parts of one event's stack keep their order).
+    pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, pointer_size: u8) -> Code {
+        let (stacks, facts): (Vec<_>, Vec<_>) = buffers.into_iter().map(|b| ((b.parts, b.arena), b.facts)).unzip();
+        // Stacks and modules are independent: build them side by side.
+        let (stacks, modules) = rayon::join(
+            || join_stacks(stacks, pointer_size),
+            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size)),
+        );
+        Code { stacks, modules }
+    }
+}
+
+/// The stacks of the buffers' parts and frame arenas, in file order.
+fn join_stacks(buffers: Vec<(Vec<Part>, Vec<u64>)>, pointer_size: u8) -> Stacks {
+    let mut arena = Vec::with_capacity(buffers.iter().map(|(_, a)| a.len()).sum());
+    let mut parts = Vec::with_capacity(buffers.iter().map(|(p, _)| p.len()).sum());
+    for (buffer_parts, buffer_arena) in buffers {
         let offset = arena.len();
-        arena.extend(f.arena);
+        arena.extend(buffer_arena);
         let shift = |(a, b): (usize, usize)| (a + offset, b + offset);
-        parts.extend(f.parts.into_iter().map(|p| match p {
+        parts.extend(buffer_parts.into_iter().map(|p| match p {
             Part::Frames { at, tid, pid, frames } => Part::Frames { at, tid, pid, frames: shift(frames) },
             Part::Definition { at, key, frames } => Part::Definition { at, key, frames: shift(frames) },
             key @ Part::Key { .. } => key,
         }));
-        facts.extend(f.facts);
     }
     let event = |p: &Part| match p {
         Part::Frames { at, tid, .. } | Part::Key { at, tid, .. } => (*at, *tid),
         Part::Definition { .. } => (0, 0),
     };
     parts.sort_by_key(event);
-    let boundary = kernel_boundary(trace.pointer_size());
-    Code { stacks: Stacks::join(parts, &arena, trace.pointer_size()), modules: Modules::build(facts, boundary) }
+    Stacks::join(parts, &arena, pointer_size)
 }

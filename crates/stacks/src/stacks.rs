@@ -159,13 +159,16 @@ impl Stacks {
         // The kernel and user parts of each (timestamp, thread), which the
         // caller's sort by (timestamp, thread) puts next to each other.
         let boundary = s.kernel_boundary;
+        // Reused for every event (allocating two per event was most of the join's time).
+        let (mut kernel, mut user) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < parts.len() {
             let Some((at, tid, pid)) = event_of(&parts[i]) else {
                 i += 1;
                 continue;
             };
-            let (mut kernel, mut user) = (Vec::new(), Vec::new());
+            kernel.clear();
+            user.clear();
             while let Some(part) = parts.get(i).filter(|p| event_of(p).is_some_and(|(a, t, _)| (a, t) == (at, tid))) {
                 let keyed;
                 let frames: &[u64] = match part {
@@ -184,7 +187,7 @@ impl Stacks {
             if kernel.is_empty() && user.is_empty() {
                 continue;
             }
-            kernel.extend(user);
+            kernel.extend_from_slice(&user);
             let id = s.store(pid, &kernel);
             s.events.push((at, tid, id));
         }
