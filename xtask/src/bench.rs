@@ -104,6 +104,32 @@ fn best_with_peak_rss(runs: u32, mut command: impl FnMut() -> Command) -> anyhow
     Ok((best, peak))
 }
 
+/// Times each (label, arguments) run of nettrail on `input` (no symbol path
+/// from the environment) and prints a table row with its peak RSS.
+fn timed_with_peak_rss(nettrail: &Path, runs: u32, input: &Path, jobs: &[(&str, &[&str])]) -> anyhow::Result<()> {
+    let size = std::fs::metadata(input)?.len();
+    let shown = if size >= 1_000_000_000 {
+        format!("{:.2} GB", size as f64 / 1e9)
+    } else {
+        format!("{:.1} MB", size as f64 / 1e6)
+    };
+    for (label, argv) in jobs {
+        let (took, peak) = best_with_peak_rss(runs, || {
+            let mut c = Command::new(nettrail);
+            c.args(*argv).arg(input).env_remove("_NT_SYMBOL_PATH");
+            c
+        })?;
+        println!(
+            "| {label} | {} ({shown}) | {:.3} s, peak RSS {:.0} MB | {:.0} MB/s |",
+            input.display(),
+            took.as_secs_f64(),
+            peak as f64 / 1e6,
+            mb_per_s(size, took)
+        );
+    }
+    Ok(())
+}
+
 fn mb_per_s(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
@@ -150,25 +176,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if !args.network_input.exists() {
         crate::make_bench_input(Path::new("../shared/corpus/tx__KernelNetwork.etl"), 1024, &args.network_input)?;
     }
-    let network_size = std::fs::metadata(&args.network_input)?.len();
-    for (label, argv) in [
-        ("`nettrail requests --format csv > /dev/null`", ["requests", "--quiet", "--format", "csv"]),
-        ("`nettrail connections --format csv > /dev/null`", ["connections", "--quiet", "--format", "csv"]),
-    ] {
-        let (took, peak) = best_with_peak_rss(args.runs, || {
-            let mut c = Command::new(&nettrail);
-            c.args(argv).arg(&args.network_input);
-            c
-        })?;
-        println!(
-            "| {label} | {} ({:.2} GB) | {:.3} s, peak RSS {:.0} MB | {:.0} MB/s |",
-            args.network_input.display(),
-            network_size as f64 / 1e9,
-            took.as_secs_f64(),
-            peak as f64 / 1e6,
-            mb_per_s(network_size, took)
-        );
-    }
+    let runs = args.runs;
+    timed_with_peak_rss(
+        &nettrail,
+        runs,
+        &args.network_input,
+        &[
+            ("`nettrail requests --format csv > /dev/null`", &["requests", "--quiet", "--format", "csv"]),
+            ("`nettrail connections --format csv > /dev/null`", &["connections", "--quiet", "--format", "csv"]),
+        ],
+    )?;
 
     // Stitching: a synthesized load where every request comes from a
     // thread-pool work item posted with a stack.
@@ -177,33 +194,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("writing {} (20 000 requests from thread-pool work items)", stitch_input.display());
         std::fs::write(&stitch_input, nettrail_synth::scenarios::handoff_load(20_000)?)?;
     }
-    let stitch_size = std::fs::metadata(&stitch_input)?.len();
     let symbols = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/symbols/tests/data");
-    for (label, argv) in [
-        ("`nettrail requests --format csv > /dev/null`", &["requests", "--quiet", "--format", "csv"][..]),
-        (
-            "`nettrail requests --stacks full --format csv > /dev/null`",
-            &["requests", "--quiet", "--stacks", "full", "--format", "csv"][..],
-        ),
-        (
-            "`nettrail requests --stacks full --symbols … --format csv > /dev/null`",
-            &["requests", "--quiet", "--stacks", "full", "--format", "csv", "--symbols", symbols][..],
-        ),
-    ] {
-        let (took, peak) = best_with_peak_rss(args.runs, || {
-            let mut c = Command::new(&nettrail);
-            c.args(argv).arg(&stitch_input).env_remove("_NT_SYMBOL_PATH");
-            c
-        })?;
-        println!(
-            "| {label} | {} ({:.1} MB) | {:.3} s, peak RSS {:.0} MB | {:.0} MB/s |",
-            stitch_input.display(),
-            stitch_size as f64 / 1e6,
-            took.as_secs_f64(),
-            peak as f64 / 1e6,
-            mb_per_s(stitch_size, took)
-        );
-    }
+    timed_with_peak_rss(
+        &nettrail,
+        runs,
+        &stitch_input,
+        &[
+            ("`nettrail requests --format csv > /dev/null`", &["requests", "--quiet", "--format", "csv"]),
+            (
+                "`nettrail requests --stacks full --format csv > /dev/null`",
+                &["requests", "--quiet", "--stacks", "full", "--format", "csv"],
+            ),
+            (
+                "`nettrail requests --stacks full --symbols … --format csv > /dev/null`",
+                &["requests", "--quiet", "--stacks", "full", "--format", "csv", "--symbols", symbols],
+            ),
+        ],
+    )?;
 
     // The same jobs on a corpus file, by nettrail and by dissect.etl.
     let python = nettrail_testkit::python_peers().map_err(anyhow::Error::msg)?;

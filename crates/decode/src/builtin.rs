@@ -23,20 +23,24 @@ pub struct BuiltIn {
 impl BuiltIn {
     pub fn get() -> &'static BuiltIn {
         static BUILT_IN: OnceLock<BuiltIn> = OnceLock::new();
-        BUILT_IN.get_or_init(|| {
-            let mut all = BuiltIn::default();
-            for (path, text) in LAYOUT_FILES {
-                let source = if path.starts_with("kernel") { Source::Kernel } else { Source::BuiltIn };
-                match layouts::parse(text, source) {
-                    Ok(file) => {
-                        all.providers.insert(file.provider.guid, file.provider.clone());
-                        all.events.extend(file.events);
-                    }
-                    Err(e) => all.errors.push(((*path).to_string(), e)),
+        BUILT_IN.get_or_init(|| BuiltIn::from_files(LAYOUT_FILES))
+    }
+
+    /// Layout files given as (path, text): files under
+    /// `kernel/` describe kernel event classes, the others providers.
+    pub fn from_files(files: &[(&str, &str)]) -> BuiltIn {
+        let mut all = BuiltIn::default();
+        for (path, text) in files {
+            let source = if path.starts_with("kernel") { Source::Kernel } else { Source::BuiltIn };
+            match layouts::parse(text, source) {
+                Ok(file) => {
+                    all.providers.insert(file.provider.guid, file.provider.clone());
+                    all.events.extend(file.events);
                 }
+                Err(e) => all.errors.push(((*path).to_string(), e)),
             }
-            all
-        })
+        }
+        all
     }
 }
 

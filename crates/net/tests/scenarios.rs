@@ -105,19 +105,19 @@ impl Run {
 
 /// One stack of an expected chain: the thread it was taken on, its frames
 /// (innermost first), and the title of the hand-off from it to the next.
-struct Link<'a> {
+struct Link {
     thread: u32,
-    frames: &'a [&'a str],
-    then: Option<&'a str>,
+    frames: Vec<String>,
+    then: Option<String>,
 }
 
-fn link<'a>(thread: u32, frames: &'a [&'a str], then: &'a str) -> Link<'a> {
-    Link { thread, frames, then: Some(then) }
+fn link(thread: u32, frames: &[impl AsRef<str>], then: &str) -> Link {
+    Link { thread, frames: frames.iter().map(|f| f.as_ref().to_string()).collect(), then: Some(then.to_string()) }
 }
 
 /// The request's own stack: the end of a chain.
-fn own<'a>(thread: u32, frames: &'a [&'a str]) -> Link<'a> {
-    Link { thread, frames, then: None }
+fn own(thread: u32, frames: &[impl AsRef<str>]) -> Link {
+    Link { thread, frames: frames.iter().map(|f| f.as_ref().to_string()).collect(), then: None }
 }
 
 /// Mismatches gathered for one scenario.
@@ -270,23 +270,22 @@ impl Checks {
 
     /// A request's chain, oldest stack first, and its First, Middle, Last
     /// and Full views.
-    fn chain(&mut self, label: &str, stitched: Option<&Stitched>, want: &[Link<'_>]) {
+    fn chain(&mut self, label: &str, stitched: Option<&Stitched>, want: &[Link]) {
         let Some(s) = stitched else {
             self.fail(format_args!("{label}: no stitched stacks"));
             return;
         };
         let threads: Vec<Option<u32>> = s.stacks.iter().map(|x| x.thread).collect();
         self.eq(format_args!("{label}: threads of the chain"), threads, want.iter().map(|l| Some(l.thread)).collect());
-        let frames = |l: &Link<'_>| l.frames.iter().map(|f| f.to_string()).collect::<Vec<String>>();
         let mut full = Vec::new();
         for (i, l) in want.iter().enumerate() {
-            full.extend(frames(l));
-            full.extend(l.then.map(str::to_string));
-            self.eq(format_args!("{label}: title into stack {}", i + 1), s.title(i + 1), l.then.map(str::to_string));
+            full.extend(l.frames.iter().cloned());
+            full.extend(l.then.clone());
+            self.eq(format_args!("{label}: title into stack {}", i + 1), s.title(i + 1), l.then.clone());
         }
         if let (Some(first), Some(last)) = (want.first(), want.last()) {
-            self.eq(format_args!("{label}: first"), s.first().to_vec(), frames(first));
-            self.eq(format_args!("{label}: last"), s.last().to_vec(), frames(last));
+            self.eq(format_args!("{label}: first"), s.first(), &first.frames[..]);
+            self.eq(format_args!("{label}: last"), s.last(), &last.frames[..]);
         }
         // Middle: the stacks between First and Last, each after its title,
         // then the title into Last.
@@ -294,8 +293,8 @@ impl Checks {
             0..=2 => Vec::new(),
             n => (1..n)
                 .flat_map(|i| {
-                    let title = want[i - 1].then.map(str::to_string);
-                    title.into_iter().chain(if i < n - 1 { frames(&want[i]) } else { Vec::new() })
+                    let frames = if i < n - 1 { &want[i].frames[..] } else { &[] };
+                    want[i - 1].then.iter().chain(frames).cloned()
                 })
                 .collect(),
         };
@@ -495,8 +494,7 @@ fn afd_create(exe: &str) -> [String; 5] {
 fn s22_office_pools() {
     let run = run(scenarios::office_pools);
     let mut c = Checks::new("office-pools");
-    let own_frames = afd_create("WINWORD.EXE");
-    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let socket = afd_create("WINWORD.EXE");
     if let Some(rows) = c.count("WINWORD.EXE's requests", run.requests(9200), 2) {
         let r = rows[0];
         c.request(
@@ -561,8 +559,7 @@ fn s22_office_pools() {
 fn s23_adhoc_thread() {
     let run = run(scenarios::adhoc_thread);
     let mut c = Checks::new("adhoc-thread");
-    let own_frames = afd_create("downloader.exe");
-    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let socket = afd_create("downloader.exe");
     if let Some(rows) = c.count("downloader.exe's requests", run.requests(7700), 1) {
         let r = rows[0];
         c.request(
@@ -591,8 +588,7 @@ fn s23_adhoc_thread() {
 fn s24_timer_request() {
     let run = run(scenarios::timer_request);
     let mut c = Checks::new("timer-request");
-    let own_frames = afd_create("updater.exe");
-    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let socket = afd_create("updater.exe");
     let set_timer = ["ntdll.dll+0x39a40", BUILD_REQUEST_FIRST, FIXTURE_SEND, "updater.exe+0x1d2e"];
     let title = "[Windows thread-pool timer: queued on thread 8104, ran on thread 8140]";
     // Each expiration's connection goes back to the one SetThreadpoolTimer.
@@ -1975,8 +1971,7 @@ fn every_scenario_decodes_and_the_peers_read_it_alike() {
 fn handoff_load_stitches_every_request() {
     let run = run(|| scenarios::handoff_load(40));
     let mut c = Checks::new("handoff-load");
-    let own_frames = afd_create("loadgen.exe");
-    let socket: Vec<&str> = own_frames.iter().map(String::as_str).collect();
+    let socket = afd_create("loadgen.exe");
     let posted = ["ntdll.dll+0x34c12", BUILD_REQUEST, FIXTURE_SEND, "loadgen.exe+0x1d2e"];
     if let Some(rows) = c.count("loadgen.exe's requests", run.requests(6600), 40) {
         for (i, r) in rows.into_iter().enumerate() {

@@ -629,7 +629,7 @@ fn image_identities_are_logged_as_the_merge_logs_them() {
         age: 3,
         pdb_name: "netapp.pdb".to_string(),
     };
-    let module = nettrail_synth::Module::new(r"C:\App\netapp.dll", 0x7ffd_1000_0000, 0x4_2000).pdb(identity);
+    let module = nettrail_synth::Module::new(r"C:\App\netapp.dll", 0x7ffd_1000_0000, 0x4_2000).pdb(identity.clone());
     synth.add_module(3100, module).unwrap();
     let bytes = synth.finish().unwrap();
     let images = Images::read(&bytes);
@@ -646,14 +646,10 @@ fn image_identities_are_logged_as_the_merge_logs_them() {
     assert_eq!((u(get(&f, "TimeDateStamp")), s(get(&f, "OriginalFileName"))), (0x5f3a_1c22, "netapp.dll".to_string()));
     let f = decode(&schemas, &rsds[0]);
     assert_eq!((u(get(&f, "Age")), s(get(&f, "PdbFileName"))), (3, "netapp.pdb".to_string()));
-    assert_eq!(format!("{:?}", get(&f, "GuidSig")), format!("{:?}", Value::Guid(identity_guid())));
+    assert_eq!(get(&f, "GuidSig"), &Value::Guid(identity.guid));
 }
 
 /// The ImageID records of one opcode.
 fn image_ids<'a>(all: &[Record<'a>], opcode: u8) -> Vec<Record<'a>> {
     all.iter().filter(|r| r.provider == IMAGE_ID && r.opcode == opcode).copied().collect()
-}
-
-fn identity_guid() -> Guid {
-    Guid::parse_const("0c1f6a8e-3b5d-4e2f-9a10-66b7c2d4e8f1")
 }

@@ -72,7 +72,7 @@ impl Machine {
         // afd.sys+0x14b70 (its create dispatch), ntoskrnl.exe+0x421a2e (the
         // system-call path), as the kernel images are mapped (system.rs).
         let mut stack = vec![0xffff_f801_6c21_4b70, 0xffff_f801_6ae2_1a2e];
-        stack.extend(self.user_stack(th.0, "mswsock.dll", 0x2d40));
+        stack.extend(self.user_stack(th.0, "mswsock.dll", 0x2d40)?);
         self.kernel_mode(spec(PROVIDER, 1000, 0, at, th, f).stack(&stack))?;
         Ok(socket)
     }

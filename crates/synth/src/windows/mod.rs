@@ -237,8 +237,7 @@ impl Machine {
 
     /// Return addresses of a user-mode call into a network API of `dll`,
     /// innermost first: ntdll's system-call stub, the API, the executable.
-    pub(crate) fn user_stack(&self, pid: u32, dll: &str, api: u64) -> Vec<u64> {
-        let base = |name: &str| self.synth.module_base(pid, name).unwrap_or(0);
-        vec![base("ntdll.dll") + 0x9_d2a4, base(dll) + (api & 0xf_fff0) + 0x4, base("") + 0x1d2e]
+    pub(crate) fn user_stack(&self, pid: u32, dll: &str, api: u64) -> Result<Vec<u64>, SynthError> {
+        self.code_stack(pid, &[("ntdll.dll", 0x9_d2a4), (dll, (api & 0xf_fff0) + 0x4), ("", 0x1d2e)])
     }
 }

@@ -129,7 +129,7 @@ impl Machine {
             ("Flags", 0x1000_0000u64),
             ("Error", 0u32),
         ];
-        let stack = self.user_stack(th.0, "winhttp.dll", 0x1_5a20);
+        let stack = self.user_stack(th.0, "winhttp.dll", 0x1_5a20)?;
         self.user(spec(WEBIO, 5, 0, at, th, f).stack(&stack))?;
         Ok(session)
     }
@@ -171,7 +171,7 @@ impl Machine {
             ("VersionMinor", 1u16),
             ("Error", 0u32),
         ];
-        let stack = self.user_stack(th.0, "winhttp.dll", 0x1_7c48);
+        let stack = self.user_stack(th.0, "winhttp.dll", 0x1_7c48)?;
         self.user(spec(WEBIO, 17, 0, at, th, f).activity(r.create_activity).stack(&stack))?;
         Ok(r)
     }
@@ -187,7 +187,7 @@ impl Machine {
         r: &WebRequest,
     ) -> Result<f64, crate::SynthError> {
         let f = fields![("Context", r.request + 0x40), ("EtwQueueActionType", WORK_ITEM)];
-        let stack = self.user_stack(th.0, "winhttp.dll", 0x2_0b10);
+        let stack = self.user_stack(th.0, "winhttp.dll", 0x2_0b10)?;
         self.user(spec(WINHTTP, 59996, 0, at, th, f.clone()).activity(r.create_activity).stack(&stack))?;
         self.user(spec(WINHTTP, 59998, 0, at + 0.05, worker, f).activity(r.create_activity))?;
         Ok(at + 0.05)

@@ -83,7 +83,7 @@ impl Machine {
             ("AcceptTypes", "*/*"),
             ("Flags", 0x8440_0000u32 | secure),
         ];
-        let stack = self.user_stack(th.0, "wininet.dll", 0x3_1e70);
+        let stack = self.user_stack(th.0, "wininet.dll", 0x3_1e70)?;
         self.user(spec(PROVIDER, 104, 0, at, th, f).activity(r.activity).stack(&stack))?;
         let f = fields![
             ("ConnectionHandle", Val::Ptr(handle)),
@@ -106,7 +106,7 @@ impl Machine {
         let f = fields![("HINTERNET", Val::Ptr(r.handle)), ("Context", r.context)];
         self.inet(200, 1, at, th, r, f)?;
         let f = fields![("Request", Val::Ptr(r.handle)), ("AddressName", url)];
-        let stack = self.user_stack(th.0, "wininet.dll", 0x3_4410);
+        let stack = self.user_stack(th.0, "wininet.dll", 0x3_4410)?;
         self.user(spec(PROVIDER, 1007, 0, at + 0.01, th, f).activity(r.activity).stack(&stack))
     }
 
