@@ -248,72 +248,14 @@ impl TraceWriter {
 
     pub fn write_event_header(&mut self, e: &EventHeaderRecord<'_>) -> Result<(), WriteError> {
         let mut r = std::mem::take(&mut self.record);
-        r.clear();
-        let mut flags = e.flags & !crate::record::event_header_flags::EXTENDED_INFO;
-        if !e.extended.is_empty() {
-            flags |= crate::record::event_header_flags::EXTENDED_INFO;
-        }
-        let kind = if e.pointer_size == 4 { HeaderKind::EventHeader32 } else { HeaderKind::EventHeader64 };
-        r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0]);
-        r.extend_from_slice(&flags.to_le_bytes());
-        r.extend_from_slice(&0u16.to_le_bytes()); // EventProperty
-        r.extend_from_slice(&e.context.thread_id.to_le_bytes());
-        r.extend_from_slice(&e.context.process_id.to_le_bytes());
-        r.extend_from_slice(&e.context.timestamp.to_le_bytes());
-        r.extend_from_slice(&e.provider.to_bytes_le());
-        let d = &e.descriptor;
-        r.extend_from_slice(&d.id.to_le_bytes());
-        r.extend_from_slice(&[d.version, d.channel, d.level, d.opcode]);
-        r.extend_from_slice(&d.task.to_le_bytes());
-        r.extend_from_slice(&d.keywords.to_le_bytes());
-        r.extend_from_slice(&e.kernel_time.to_le_bytes());
-        r.extend_from_slice(&e.user_time.to_le_bytes());
-        r.extend_from_slice(&e.activity_id.to_bytes_le());
-        for (i, (ext_type, data)) in e.extended.iter().enumerate() {
-            let item_size = align8(8 + data.len());
-            let (Ok(item), Ok(len)) = (u16::try_from(item_size), u16::try_from(data.len())) else {
-                self.record = r;
-                return Err(WriteError::ExtendedItemTooLarge { size: data.len() });
-            };
-            let more = u16::from(i + 1 < e.extended.len());
-            r.extend_from_slice(&item.to_le_bytes());
-            r.extend_from_slice(&ext_type.0.to_le_bytes());
-            r.extend_from_slice(&more.to_le_bytes());
-            r.extend_from_slice(&len.to_le_bytes());
-            r.extend_from_slice(data);
-            r.resize(r.len() + item_size - 8 - data.len(), 0);
-        }
-        r.extend_from_slice(e.payload);
-        let result = self.place(e.context, &mut r, 0);
+        let result = fill_event_header(e, &mut r).and_then(|()| self.place(e.context, &mut r, 0));
         self.record = r;
         result
     }
 
     pub fn write_kernel(&mut self, e: &KernelRecord<'_>) -> Result<(), WriteError> {
         let mut r = std::mem::take(&mut self.record);
-        r.clear();
-        let kind = match (e.header, e.pointer_size == 4) {
-            (KernelHeader::System, true) => HeaderKind::System32,
-            (KernelHeader::System, false) => HeaderKind::System64,
-            (KernelHeader::Compact, true) => HeaderKind::Compact32,
-            (KernelHeader::Compact, false) => HeaderKind::Compact64,
-            (KernelHeader::Perfinfo, true) => HeaderKind::Perfinfo32,
-            (KernelHeader::Perfinfo, false) => HeaderKind::Perfinfo64,
-        };
-        r.extend_from_slice(&[e.version, 0, kind.header_type(), 0xC0, 0, 0, e.opcode, e.group]);
-        match e.header {
-            KernelHeader::Perfinfo => r.extend_from_slice(&e.context.timestamp.to_le_bytes()),
-            KernelHeader::System | KernelHeader::Compact => {
-                r.extend_from_slice(&e.context.thread_id.to_le_bytes());
-                r.extend_from_slice(&e.context.process_id.to_le_bytes());
-                r.extend_from_slice(&e.context.timestamp.to_le_bytes());
-                if e.header == KernelHeader::System {
-                    r.extend_from_slice(&e.kernel_time.to_le_bytes());
-                    r.extend_from_slice(&e.user_time.to_le_bytes());
-                }
-            }
-        }
-        r.extend_from_slice(e.payload);
+        fill_kernel(e, &mut r);
         let result = self.place(e.context, &mut r, 4);
         self.record = r;
         result
@@ -321,26 +263,7 @@ impl TraceWriter {
 
     pub fn write_classic(&mut self, e: &ClassicRecord<'_>) -> Result<(), WriteError> {
         let mut r = std::mem::take(&mut self.record);
-        r.clear();
-        let kind = match (e.instance.is_some(), e.pointer_size == 4) {
-            (false, true) => HeaderKind::FullHeader32,
-            (false, false) => HeaderKind::FullHeader64,
-            (true, true) => HeaderKind::Instance32,
-            (true, false) => HeaderKind::Instance64,
-        };
-        r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0, e.opcode, e.level]);
-        r.extend_from_slice(&e.version.to_le_bytes());
-        r.extend_from_slice(&e.context.thread_id.to_le_bytes());
-        r.extend_from_slice(&e.context.process_id.to_le_bytes());
-        r.extend_from_slice(&e.context.timestamp.to_le_bytes());
-        r.extend_from_slice(&e.class.to_bytes_le());
-        r.extend_from_slice(&[0; 8]); // kernel and user time
-        if let Some((instance, parent, parent_guid)) = e.instance {
-            r.extend_from_slice(&instance.to_le_bytes());
-            r.extend_from_slice(&parent.to_le_bytes());
-            r.extend_from_slice(&parent_guid.to_bytes_le());
-        }
-        r.extend_from_slice(e.payload);
+        fill_classic(e, &mut r);
         let result = self.place(e.context, &mut r, 0);
         self.record = r;
         result
@@ -504,6 +427,123 @@ struct BufferFields {
     filled: u32,
     flags: u16,
     buffer_type: u16,
+}
+
+/// One record's bytes as a buffer holds them (size stored, padded to 8):
+/// how events that arrive one by one — from a real-time session — become
+/// records the reader parses.
+pub fn encode_event_header(e: &EventHeaderRecord<'_>, out: &mut Vec<u8>) -> Result<(), WriteError> {
+    fill_event_header(e, out)?;
+    finish_record(out, 0)
+}
+
+/// A kernel record's bytes (see [`encode_event_header`]).
+pub fn encode_kernel(e: &KernelRecord<'_>, out: &mut Vec<u8>) -> Result<(), WriteError> {
+    fill_kernel(e, out);
+    finish_record(out, 4)
+}
+
+/// A classic provider record's bytes (see [`encode_event_header`]).
+pub fn encode_classic(e: &ClassicRecord<'_>, out: &mut Vec<u8>) -> Result<(), WriteError> {
+    fill_classic(e, out);
+    finish_record(out, 0)
+}
+
+fn finish_record(r: &mut Vec<u8>, size_at: usize) -> Result<(), WriteError> {
+    let size = u16::try_from(r.len())
+        .map_err(|_| WriteError::RecordTooLarge { size: r.len(), limit: usize::from(u16::MAX) })?;
+    r[size_at..size_at + 2].copy_from_slice(&size.to_le_bytes());
+    r.resize(align8(r.len()), 0);
+    Ok(())
+}
+
+/// The record without its size (set where it is placed).
+fn fill_event_header(e: &EventHeaderRecord<'_>, r: &mut Vec<u8>) -> Result<(), WriteError> {
+    r.clear();
+    let mut flags = e.flags & !crate::record::event_header_flags::EXTENDED_INFO;
+    if !e.extended.is_empty() {
+        flags |= crate::record::event_header_flags::EXTENDED_INFO;
+    }
+    let kind = if e.pointer_size == 4 { HeaderKind::EventHeader32 } else { HeaderKind::EventHeader64 };
+    r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0]);
+    r.extend_from_slice(&flags.to_le_bytes());
+    r.extend_from_slice(&0u16.to_le_bytes()); // EventProperty
+    r.extend_from_slice(&e.context.thread_id.to_le_bytes());
+    r.extend_from_slice(&e.context.process_id.to_le_bytes());
+    r.extend_from_slice(&e.context.timestamp.to_le_bytes());
+    r.extend_from_slice(&e.provider.to_bytes_le());
+    let d = &e.descriptor;
+    r.extend_from_slice(&d.id.to_le_bytes());
+    r.extend_from_slice(&[d.version, d.channel, d.level, d.opcode]);
+    r.extend_from_slice(&d.task.to_le_bytes());
+    r.extend_from_slice(&d.keywords.to_le_bytes());
+    r.extend_from_slice(&e.kernel_time.to_le_bytes());
+    r.extend_from_slice(&e.user_time.to_le_bytes());
+    r.extend_from_slice(&e.activity_id.to_bytes_le());
+    for (i, (ext_type, data)) in e.extended.iter().enumerate() {
+        let item_size = align8(8 + data.len());
+        let (Ok(item), Ok(len)) = (u16::try_from(item_size), u16::try_from(data.len())) else {
+            return Err(WriteError::ExtendedItemTooLarge { size: data.len() });
+        };
+        let more = u16::from(i + 1 < e.extended.len());
+        r.extend_from_slice(&item.to_le_bytes());
+        r.extend_from_slice(&ext_type.0.to_le_bytes());
+        r.extend_from_slice(&more.to_le_bytes());
+        r.extend_from_slice(&len.to_le_bytes());
+        r.extend_from_slice(data);
+        r.resize(r.len() + item_size - 8 - data.len(), 0);
+    }
+    r.extend_from_slice(e.payload);
+    Ok(())
+}
+
+fn fill_kernel(e: &KernelRecord<'_>, r: &mut Vec<u8>) {
+    r.clear();
+    let kind = match (e.header, e.pointer_size == 4) {
+        (KernelHeader::System, true) => HeaderKind::System32,
+        (KernelHeader::System, false) => HeaderKind::System64,
+        (KernelHeader::Compact, true) => HeaderKind::Compact32,
+        (KernelHeader::Compact, false) => HeaderKind::Compact64,
+        (KernelHeader::Perfinfo, true) => HeaderKind::Perfinfo32,
+        (KernelHeader::Perfinfo, false) => HeaderKind::Perfinfo64,
+    };
+    r.extend_from_slice(&[e.version, 0, kind.header_type(), 0xC0, 0, 0, e.opcode, e.group]);
+    match e.header {
+        KernelHeader::Perfinfo => r.extend_from_slice(&e.context.timestamp.to_le_bytes()),
+        KernelHeader::System | KernelHeader::Compact => {
+            r.extend_from_slice(&e.context.thread_id.to_le_bytes());
+            r.extend_from_slice(&e.context.process_id.to_le_bytes());
+            r.extend_from_slice(&e.context.timestamp.to_le_bytes());
+            if e.header == KernelHeader::System {
+                r.extend_from_slice(&e.kernel_time.to_le_bytes());
+                r.extend_from_slice(&e.user_time.to_le_bytes());
+            }
+        }
+    }
+    r.extend_from_slice(e.payload);
+}
+
+fn fill_classic(e: &ClassicRecord<'_>, r: &mut Vec<u8>) {
+    r.clear();
+    let kind = match (e.instance.is_some(), e.pointer_size == 4) {
+        (false, true) => HeaderKind::FullHeader32,
+        (false, false) => HeaderKind::FullHeader64,
+        (true, true) => HeaderKind::Instance32,
+        (true, false) => HeaderKind::Instance64,
+    };
+    r.extend_from_slice(&[0, 0, kind.header_type(), 0xC0, e.opcode, e.level]);
+    r.extend_from_slice(&e.version.to_le_bytes());
+    r.extend_from_slice(&e.context.thread_id.to_le_bytes());
+    r.extend_from_slice(&e.context.process_id.to_le_bytes());
+    r.extend_from_slice(&e.context.timestamp.to_le_bytes());
+    r.extend_from_slice(&e.class.to_bytes_le());
+    r.extend_from_slice(&[0; 8]); // kernel and user time
+    if let Some((instance, parent, parent_guid)) = e.instance {
+        r.extend_from_slice(&instance.to_le_bytes());
+        r.extend_from_slice(&parent.to_le_bytes());
+        r.extend_from_slice(&parent_guid.to_bytes_le());
+    }
+    r.extend_from_slice(e.payload);
 }
 
 fn write_buffer_header(b: &mut [u8], f: BufferFields) {
