@@ -49,6 +49,8 @@
 //! - [`sockaddr`]: SOCKADDR_IN/IN6/HV/VM bytes and SIDs;
 //! - [`metadata`]: TRACE_EVENT_INFO and EVENT_MAP_INFO as the merge embeds them;
 //! - [`Synth`]: the session, processes, threads, modules, events, losses;
+//!   [`Synth::tracelogging`] places an app's own TraceLogging events
+//!   (`nettrail_tracelogging::EncodedEvent`) on its threads;
 //! - [`windows`]: what each Windows network layer logs for one action, on
 //!   the threads and with the header ids Windows uses;
 //! - [`scenarios`]: NetBlame's test scenarios as traces, by name.

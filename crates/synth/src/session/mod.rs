@@ -61,8 +61,9 @@ enum Body {
         pointer_size: u8,
         extended: Vec<(ExtType, Vec<u8>)>,
         payload: Vec<u8>,
-        /// For the merge's EventInfo.
-        layout: Box<EventLayout>,
+        /// For the merge's EventInfo; none for a TraceLogging event, which
+        /// describes itself.
+        layout: Option<Box<EventLayout>>,
     },
     Kernel {
         header: KernelHeader,
@@ -494,9 +495,39 @@ impl Synth {
             pointer_size,
             extended,
             payload,
-            layout: Box::new(layout),
+            layout: Some(Box::new(layout)),
         };
         self.push(ts, Rank::Scenario, cpu, spec.pid, spec.tid, body);
+        Ok(self)
+    }
+
+    /// An app's TraceLogging event (from `nettrail_tracelogging`: a
+    /// `tracing` program's span or event, or one made with
+    /// `EncodedEvent::new`) logged by thread `(pid, tid)` at `at`, as ETW
+    /// logs it: its descriptor and activity id, and the extended items
+    /// related activity id (when it has one), provider traits and event
+    /// metadata. The merge embeds nothing for it: it describes itself.
+    pub fn tracelogging(
+        &mut self,
+        at: impl Into<Time>,
+        (pid, tid): (u32, u32),
+        event: &nettrail_tracelogging::EncodedEvent,
+    ) -> Result<&mut Self, SynthError> {
+        let at = at.into();
+        let ts = self.timestamp(at);
+        self.check_alive(pid, Some(tid), ts, at)?;
+        let pointer_size = self.pointer_size_of(pid);
+        let cpu = self.check_cpu(self.cpu_of(tid))?;
+        let body = Body::Event {
+            provider: event.provider,
+            descriptor: event.descriptor,
+            activity: event.activity_id.unwrap_or(Guid::ZERO),
+            pointer_size,
+            extended: event.extended_items(),
+            payload: event.payload.clone(),
+            layout: None,
+        };
+        self.push(ts, Rank::Scenario, cpu, pid, tid, body);
         Ok(self)
     }
 
@@ -706,7 +737,9 @@ impl Synth {
             let (kernel_time, user_time) = r.cpu_time;
             match &r.body {
                 Body::Event { provider, descriptor, activity, pointer_size, extended, payload, layout } => {
-                    if merge && described.insert((*provider, descriptor.id, descriptor.version)) {
+                    if let Some(layout) = layout.as_deref().filter(|_| merge)
+                        && described.insert((*provider, descriptor.id, descriptor.version))
+                    {
                         let info = metadata::event_info(layout)?;
                         writer.write_classic(&metadata_record(context, *pointer_size, metadata::EVENT_INFO, &info))?;
                         for map in metadata::maps_of(&layout.schema.fields) {
