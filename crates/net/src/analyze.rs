@@ -3,13 +3,13 @@
 //! decoded at all), then applied to the model in time order.
 
 use nettrail_decode::{LookupCache, Schemas, Value};
-use nettrail_etl::{Clock, Error, EventRef, EventStream, Trace};
+use nettrail_etl::{Clock, Error, EventRef, EventStream, Record, Trace};
 use nettrail_stacks::StackRef;
 use rayon::prelude::*;
 
 use crate::event::{Head, Props};
 use crate::model::Network;
-use crate::providers::{NetEvent, extract, source_of, starts_something};
+use crate::providers::{Body, NetEvent, app, extract, source_of, starts_something};
 
 const BATCH: usize = 64 * 1024;
 const CHUNK: usize = 4096;
@@ -33,23 +33,53 @@ fn read_chunk(
     let mut cache = LookupCache::default();
     for r in items.iter().flatten() {
         let Some(event) = stream.event(*r) else { continue };
-        let Some(source) = source_of(&event.provider) else { continue };
-        let Ok(schema) = schemas.decode_cached(&mut cache, &event.record, &mut values) else { continue };
-        let props = Props::new(&schema.fields, &values);
-        let Some(body) = extract(source, &event.record, &props) else { continue };
-        let stack = starts_something(&body).then(|| StackRef::of_record(&event.record, event.thread_id));
-        let head = Head {
+        let at = Where {
             time: clock.to_filetime(event.timestamp),
-            raw: event.timestamp,
             pid: event.process_id,
             tid: event.thread_id,
-            activity: event.activity_id,
             related: event.extended.related_activity_id().unwrap_or_default(),
-            stack,
         };
-        out.push(NetEvent { head, body });
+        out.extend(net_event(&event.record, at, schemas, &mut cache, &mut values));
     }
     out
+}
+
+/// When and on which thread a record happened, as the reader resolved it.
+pub(crate) struct Where {
+    pub time: crate::event::Time,
+    pub pid: Option<u32>,
+    pub tid: Option<u32>,
+    pub related: nettrail_etl::Guid,
+}
+
+/// A record's meaning for the model; `None` for what the model does not read.
+pub(crate) fn net_event<'a>(
+    record: &Record<'a>,
+    at: Where,
+    schemas: &Schemas,
+    cache: &mut LookupCache,
+    values: &mut Vec<Value<'a>>,
+) -> Option<NetEvent> {
+    let source = source_of(&record.provider);
+    if source.is_none() && !app::is_span_edge(record) {
+        return None;
+    }
+    let schema = schemas.decode_cached(cache, record, values).ok()?;
+    let body = match source {
+        Some(source) => extract(source, record, &Props::new(&schema.fields, values))?,
+        None => Body::App(app::extract(record, schema.name.as_deref())?),
+    };
+    let stack = starts_something(&body).then(|| StackRef::of_record(record, at.tid));
+    let head = Head {
+        time: at.time,
+        raw: record.timestamp,
+        pid: at.pid,
+        tid: at.tid,
+        activity: record.activity_id,
+        related: at.related,
+        stack,
+    };
+    Some(NetEvent { head, body })
 }
 
 /// Builds the network model of a trace. `progress` is told the raw

@@ -28,6 +28,7 @@ mod analyze;
 pub mod dns;
 pub mod errors;
 pub mod event;
+mod live;
 mod model;
 pub mod pools;
 pub mod processes;
@@ -39,6 +40,7 @@ pub mod transport;
 pub mod winsock;
 
 pub use analyze::{Analysis, analyze};
+pub use live::Live;
 pub use model::{Activities, Activity, Network};
 pub use providers::httpsys::{HttpServer, ServerRequest};
 pub use providers::ldap::{Ldap, Operation};

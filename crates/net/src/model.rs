@@ -92,6 +92,8 @@ pub struct Network {
     pub events: u64,
     pub(crate) dns_client: dns_client::State,
     pub(crate) nameres: nameres::State,
+    /// The app's own spans (TraceLogging Start/Stop), per thread.
+    pub(crate) apps: crate::providers::app::Spans,
 }
 
 impl Network {
@@ -124,6 +126,7 @@ impl Network {
             Body::ThreadPool(e) => self.on_threadpool(&head, e),
             Body::Action(e) => self.on_winhttp_action(&head, e),
             Body::Office(e) => self.on_office(&head, e),
+            Body::App(e) => self.apps.apply(&head, e),
         }
     }
 

@@ -92,6 +92,9 @@ pub struct RequestRow {
     /// session's, its socket's, its connection's): what
     /// [`Network::stitch`](crate::Network::stitch) walks back from.
     pub started_by: Vec<pools::Origin>,
+    /// The app's own span its thread was in when the request started
+    /// (TraceLogging Start/Stop events of the app's provider), outermost first.
+    pub app: Option<String>,
 }
 
 /// One TCP connection or UDP flow.
@@ -432,6 +435,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: r.local.or(c.and_then(|c| c.local)),
                 connection: conn,
+                app: None,
                 started_by: self.started_by(r.started_by.iter().map(Some), conn),
                 url,
             });
@@ -583,6 +587,7 @@ impl<'n> Gatherer<'n> {
                     activity_events: None,
                     local: c.and_then(|c| c.local),
                     connection: conn,
+                    app: None,
                     started_by: self.started_by(
                         [r.started_by.as_ref(), self.webio_session(r).and_then(|s| s.started_by.as_ref())],
                         conn,
@@ -631,6 +636,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: None,
                 connection: None,
+                app: None,
                 started_by: Vec::new(),
             });
         }
@@ -678,6 +684,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: socket.and_then(|s| s.local),
                 connection: op.socket.and_then(|s| self.sock_conn[s]),
+                app: None,
                 started_by: self.started_by(
                     [op.started_by.as_ref(), socket.and_then(|s| s.started_by.as_ref())],
                     op.socket.and_then(|s| self.sock_conn[s]),
@@ -730,6 +737,7 @@ impl<'n> Gatherer<'n> {
                         activity_events: None,
                         local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                         connection: conn,
+                        app: None,
                         started_by: self.started_by([s.started_by.as_ref()], conn),
                     });
                 }
@@ -772,6 +780,7 @@ impl<'n> Gatherer<'n> {
                 // The connection's local end, where the socket was bound to any address.
                 local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
                 connection: conn,
+                app: None,
                 started_by: self.started_by([s.started_by.as_ref()], conn),
             });
         }
@@ -825,6 +834,7 @@ impl<'n> Gatherer<'n> {
                 activity_events: None,
                 local: c.local,
                 connection: Some(id),
+                app: None,
                 started_by: self.started_by([], Some(id)),
             });
         }
@@ -863,6 +873,7 @@ impl Network {
         requests.sort_by_key(|r| r.start);
         for r in &mut requests {
             r.activity_events = r.activity.and_then(|a| self.activities.get(&a)).map(|a| a.events);
+            r.app = r.pid.zip(r.threads.first().copied()).and_then(|thread| self.apps.at(thread, r.start));
         }
         let connections = self.connection_rows(&g.claimed);
         Report {

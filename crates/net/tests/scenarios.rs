@@ -158,6 +158,7 @@ fn request_columns(r: &RequestRow) -> Vec<(&'static str, String)> {
         ("bytes_received", opt(&r.bytes_received)),
         ("error", opt(&r.error)),
         ("open_at_end", r.open_at_end.to_string()),
+        ("app", opt(&r.app)),
     ]
 }
 
@@ -599,6 +600,28 @@ fn s24_timer_request() {
             c.chain(&label, run.stitched(r), &[link(8104, &set_timer, title), own(8140, &socket)]);
         }
     }
+    c.done();
+}
+
+#[test]
+fn app_spans_beside_requests() {
+    let plain = run(scenarios::winhttp_get);
+    let run = run(scenarios::app_spans);
+    let mut c = Checks::new("app-spans");
+    // The span its thread was in when each request began; none after both ended.
+    if let Some(rows) = c.count("feedsync.exe's requests", run.requests(7300), 2) {
+        let x = Exchange::new("GET", "feeds.example.org", "/news.xml", "HTTP/1.1 200 OK", 48_210);
+        let received = http(&x).1;
+        let news = [("url", "https://feeds.example.org/news.xml"), ("first_thread", "7304")];
+        c.request(
+            "news.xml",
+            rows[0],
+            &[news[0], news[1], ("app", "sync_feed › fetch"), ("bytes_received", &received)],
+        );
+        c.request("ping", rows[1], &[("url", "https://feeds.example.org/ping"), ("app", "null")]);
+    }
+    // Other scenarios' requests never get a span.
+    c.that("no app without app events", plain.report.requests.iter().all(|r| r.app.is_none()));
     c.done();
 }
 

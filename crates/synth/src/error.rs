@@ -18,6 +18,8 @@ pub enum SynthError {
         error: EncodeError,
     },
     Metadata(MetadataError),
+    /// An app's TraceLogging event could not be encoded.
+    AppEvent(nettrail_tracelogging::EncodeError),
     Write(WriteError),
     UnknownProcess(u32),
     DuplicateProcess(u32),
@@ -57,6 +59,7 @@ impl fmt::Display for SynthError {
             SynthError::Catalog(e) => e.fmt(f),
             SynthError::Encode { event, error } => write!(f, "{event}: {error}"),
             SynthError::Metadata(e) => e.fmt(f),
+            SynthError::AppEvent(e) => write!(f, "app event: {e}"),
             SynthError::Write(e) => e.fmt(f),
             SynthError::UnknownProcess(pid) => write!(f, "process {pid} was not declared"),
             SynthError::DuplicateProcess(pid) => write!(f, "process {pid} is declared twice"),
@@ -85,6 +88,12 @@ impl From<CatalogError> for SynthError {
 impl From<MetadataError> for SynthError {
     fn from(e: MetadataError) -> Self {
         SynthError::Metadata(e)
+    }
+}
+
+impl From<nettrail_tracelogging::EncodeError> for SynthError {
+    fn from(e: nettrail_tracelogging::EncodeError) -> Self {
+        SynthError::AppEvent(e)
     }
 }
 

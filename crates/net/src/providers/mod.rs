@@ -3,6 +3,7 @@
 //! model (`Network::on_…`, applied in time order).
 
 pub(crate) mod afd;
+pub(crate) mod app;
 pub(crate) mod dns_client;
 pub(crate) mod httpsys;
 pub(crate) mod kernel_tcpip;
@@ -92,6 +93,7 @@ pub(crate) enum Body {
     ThreadPool(threadpool::Event),
     Action(winhttp::Event),
     Office(office::Event),
+    App(app::Event),
 }
 
 /// An event for the model: when, who, and what.

@@ -11,6 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 use crate::windows::{Machine, Tid};
 use crate::{Process, SynthConfig, SynthError};
 
+mod app_spans;
 mod handoffs;
 mod http_client;
 mod kernel;
@@ -18,6 +19,7 @@ mod sample;
 mod sockets;
 mod wininet;
 
+pub use app_spans::{APP_PROVIDER, app_spans};
 pub use handoffs::{
     BUILD_REQUEST_FIRST_RET, BUILD_REQUEST_RET, CHECKSUM_INLINED_MIX, FIXTURE_DLL, FIXTURE_SEND_RET, FIXTURE_SIZE,
     adhoc_thread, fixture_identity, handoff_load, office_pools, timer_request,
@@ -96,6 +98,11 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
         "old-webio-send-sizes",
         "28: an older Windows build whose WebIO sends carry no size (TCPIP's posted sends do)",
         old_webio_send_sizes,
+    ),
+    (
+        "app-spans",
+        "an app's own tracing spans (TraceLogging Start/Stop, nettrail-tracelogging) around its WinHTTP request",
+        app_spans,
     ),
     ("kernel-classic", "classic kernel TcpIp/UdpIp events only, as PerfView traces have them", kernel_classic),
     ("kernel-network", "Microsoft-Windows-Kernel-Network events only", kernel_network),
