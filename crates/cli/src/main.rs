@@ -2,9 +2,11 @@
 //! `.etl` traces on any OS. The work lives in the library crates; this crate
 //! parses flags, opens files, chooses output formats and shows progress.
 
+mod capture;
 mod dump;
 mod info;
 mod json;
+mod live;
 mod progress;
 mod schemas;
 mod stack;
@@ -44,6 +46,18 @@ enum Command {
     Dns(tables::Args),
     /// Http.sys server requests: one row per request.
     HttpServer(tables::Args),
+    /// Start recording a network trace (Windows, administrator; drives wpr.exe).
+    Start(capture::StartArgs),
+    /// Stop recording and write the trace.
+    Stop(capture::StopArgs),
+    /// Show whether a recording runs (and, on Windows, every ETW session).
+    Status,
+    /// Stop recording and discard the trace.
+    Cancel,
+    /// Print requests as they finish, from a real-time session (Windows) or a replayed trace.
+    Live(live::Args),
+    /// Write the WPR profile nettrail records with, for use with wpr.exe and WPA directly.
+    Profile(capture::ProfileArgs),
 }
 
 /// How a command ended, as an exit code: 0 success, 1 nothing could be read
@@ -65,6 +79,12 @@ fn main() -> ExitCode {
         Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),
         Command::Dns(args) => tables::run(tables::Table::Dns, args, cli.quiet),
         Command::HttpServer(args) => tables::run(tables::Table::HttpServer, args, cli.quiet),
+        Command::Start(args) => capture::start(args),
+        Command::Stop(args) => capture::stop(args, cli.quiet),
+        Command::Status => capture::status(),
+        Command::Cancel => capture::cancel(),
+        Command::Profile(args) => capture::profile(args),
+        Command::Live(args) => live::run(args, cli.quiet),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -91,6 +91,7 @@ pub fn requests<'r>(report: &Report) -> Vec<Column<Request<'r>>> {
         column("activity", false, |r: &Request| guid(r.activity)),
         column("activity_events", false, |r: &Request| Cell::opt(r.activity_events)),
         column("local", false, |r: &Request| Cell::opt(r.local.map(|e| e.to_string()))),
+        column("app", false, |r: &Request| Cell::opt(r.app.clone())),
         column("url", true, |r: &Request| Cell::opt(r.url.clone())),
     ]
 }

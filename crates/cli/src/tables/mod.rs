@@ -2,7 +2,7 @@
 //! tables, filtered and sorted, as a terminal table, CSV or JSON lines.
 
 pub mod columns;
-mod render;
+pub mod render;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use nettrail_net::{Analysis, Report};
 use self::render::{Column, Format};
 use crate::Outcome;
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 pub struct Args {
     /// The .etl file.
     trace: PathBuf,
@@ -36,7 +36,7 @@ pub struct Args {
 }
 
 /// `nettrail requests`: the table's flags, and the stacks to add.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 pub struct RequestArgs {
     #[command(flatten)]
     table: Args,
@@ -51,6 +51,13 @@ pub struct RequestArgs {
     symbols: crate::symbols::SymbolArgs,
 }
 
+impl RequestArgs {
+    /// The default table of a trace (what `nettrail stop --view` shows).
+    pub fn for_trace(trace: &Path) -> RequestArgs {
+        RequestArgs { table: Args { trace: trace.to_path_buf(), ..Args::default() }, ..RequestArgs::default() }
+    }
+}
+
 /// Which stacks of a stitched chain a column shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StackView {
@@ -61,7 +68,7 @@ pub enum StackView {
 }
 
 /// Which rows to keep.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 pub struct Filters {
     /// Only rows of processes whose name contains NAME (case-insensitive), or with this PID.
     #[arg(long, value_name = "NAME|PID")]

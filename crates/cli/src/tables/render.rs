@@ -7,9 +7,10 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Aligned columns for reading (the main columns; --columns for others).
+    #[default]
     Table,
     /// Every column, RFC 4180.
     Csv,
