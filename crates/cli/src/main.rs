@@ -4,6 +4,7 @@
 
 mod capture;
 mod dump;
+mod export;
 mod info;
 mod json;
 mod live;
@@ -36,6 +37,8 @@ enum Command {
     Info(info::Args),
     /// Print every event of a trace in time order, one line each.
     Dump(dump::Args),
+    /// Write a trace's data in the formats other tools open.
+    Export(export::Args),
     /// Network requests: one row per request or connection, at its highest layer.
     Requests(tables::RequestArgs),
     /// The call stacks that started requests, stitched across thread pools and other hand-offs.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info(args) => info::run(args, cli.quiet),
         Command::Dump(args) => dump::run(args, cli.quiet),
+        Command::Export(args) => export::run(args, cli.quiet),
         Command::Requests(args) => tables::run_requests(args, cli.quiet),
         Command::Stack(args) => stack::run(args, cli.quiet),
         Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),

@@ -1,0 +1,117 @@
+//! `nettrail export`: a trace's data in the formats other tools open. Now:
+//! the packets of NDIS-PacketCapture and PktMon as pcapng, for Wireshark.
+//!
+//! Binary formats go to a file (`-o`), never to a terminal; messages and
+//! progress go to stderr.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::ValueEnum;
+
+use crate::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .etl file.
+    trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Where to write (required for binary formats; `-` is stdout, refused when it is a terminal).
+    #[arg(long, short, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
+    #[arg(long, value_name = "FILE|DIR")]
+    manifest: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The packets of Microsoft-Windows-NDIS-PacketCapture and Microsoft-Windows-PktMon
+    /// events, for Wireshark and tshark (as etl2pcapng and `pktmon etl2pcap` write them).
+    Pcapng,
+}
+
+impl Format {
+    fn is_binary(self) -> bool {
+        match self {
+            Format::Pcapng => true,
+        }
+    }
+}
+
+pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let to_stdout = args.output.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if args.format.is_binary() {
+        match &args.output {
+            None => anyhow::bail!("--format pcapng writes a binary file: give it with -o PATH"),
+            Some(_) if to_stdout && std::io::stdout().is_terminal() => {
+                anyhow::bail!("refusing to write pcapng to a terminal: redirect stdout or give -o PATH")
+            }
+            _ => {}
+        }
+    }
+    // Writing over the trace would cut the file out from under its mapping.
+    if let Some(output) = args.output.as_ref().filter(|_| !to_stdout)
+        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(output), std::fs::canonicalize(&args.trace))
+        && a == b
+    {
+        anyhow::bail!("{}: the output would overwrite the trace", output.display());
+    }
+    let file = crate::open(&args.trace)?;
+    let trace = crate::parse(&args.trace, &file)?;
+    let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
+
+    let first = trace.header_timestamp();
+    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let mut progress = crate::progress::Progress::new("exporting", last.saturating_sub(first), quiet);
+    let mut on_progress = |t: u64| progress.update(t.saturating_sub(first));
+
+    let summary = match (&args.output, to_stdout) {
+        (Some(_), true) | (None, _) => {
+            let mut out = std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock());
+            let summary = nettrail_export::write_pcapng(&trace, &schemas, &mut out, &mut on_progress)?;
+            out.flush()?;
+            summary
+        }
+        (Some(path), false) => {
+            let created = std::fs::File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(256 << 10, created);
+            let summary = nettrail_export::write_pcapng(&trace, &schemas, &mut out, &mut on_progress)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            out.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            summary
+        }
+    };
+    progress.finish();
+
+    for (provider, id, why, count) in &summary.undecoded {
+        eprintln!("nettrail: {}: {count} {provider} event(s) {id} skipped: {why}", args.trace.display());
+    }
+    if !quiet {
+        let target = match &args.output {
+            Some(p) if !to_stdout => p.display().to_string(),
+            _ => String::from("stdout"),
+        };
+        eprintln!(
+            "nettrail: wrote {} packet(s) on {} interface(s) to {target}",
+            summary.packets,
+            summary.interfaces.len()
+        );
+        if summary.packets == 0 {
+            eprintln!(
+                "nettrail: {}: no packet events (Microsoft-Windows-NDIS-PacketCapture 1001/1003, Microsoft-Windows-PktMon 160/170)",
+                args.trace.display()
+            );
+        }
+    }
+    for e in &summary.damage {
+        crate::report_damage(&args.trace, e);
+    }
+    Ok(if summary.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
