@@ -1,5 +1,7 @@
-//! `nettrail export`: a trace's data in the formats other tools open. Now:
-//! the packets of NDIS-PacketCapture and PktMon as pcapng, for Wireshark.
+//! `nettrail export`: a trace's data in the formats other tools open: the
+//! packets of NDIS-PacketCapture and PktMon as pcapng (Wireshark), the HTTP
+//! requests as HAR (DevTools, Fiddler), the activity as Chrome Trace Event
+//! JSON (Perfetto), any table as CSV or JSON lines.
 //!
 //! Binary formats go to a file (`-o`), never to a terminal; messages and
 //! progress go to stderr.
@@ -25,6 +27,19 @@ pub struct Args {
     /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
     #[arg(long, value_name = "FILE|DIR")]
     manifest: Vec<PathBuf>,
+    /// The table for csv and jsonl.
+    #[arg(long, value_enum, default_value_t = TableName::Requests)]
+    table: TableName,
+    #[command(flatten)]
+    symbols: crate::symbols::SymbolArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TableName {
+    Requests,
+    Connections,
+    Dns,
+    HttpServer,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -32,17 +47,98 @@ enum Format {
     /// The packets of Microsoft-Windows-NDIS-PacketCapture and Microsoft-Windows-PktMon
     /// events, for Wireshark and tshark (as etl2pcapng and `pktmon etl2pcap` write them).
     Pcapng,
+    /// HAR 1.2 of the HTTP requests (WinINet, WinHTTP, URLMon), with process,
+    /// threads and stacks in `_`-prefixed fields, for Chrome DevTools and Fiddler.
+    Har,
+    /// Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing: a slice per
+    /// request on its thread, flow arrows for hand-offs, bytes/s counters, DNS answers.
+    Perfetto,
+    /// A table (--table) as CSV.
+    Csv,
+    /// A table (--table) as JSON lines.
+    Jsonl,
 }
 
 impl Format {
     fn is_binary(self) -> bool {
         match self {
             Format::Pcapng => true,
+            Format::Har | Format::Perfetto | Format::Csv | Format::Jsonl => false,
         }
     }
 }
 
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    match args.format {
+        Format::Pcapng => pcapng(args, quiet),
+        Format::Har | Format::Perfetto => model(args, quiet),
+        Format::Csv | Format::Jsonl => table(args, quiet),
+    }
+}
+
+/// Where text formats go: the file named by `-o`, else stdout.
+fn text_output(args: &Args) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match args.output.as_ref().filter(|p| p.as_os_str() != "-") {
+        Some(path) => {
+            let file = std::fs::File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+            Box::new(std::io::BufWriter::with_capacity(256 << 10, file))
+        }
+        None => Box::new(std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock())),
+    })
+}
+
+/// HAR and Perfetto: the network model with its stitched stacks.
+fn model(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    refuse_overwrite(args)?;
+    let file = crate::open(&args.trace)?;
+    let analysed = crate::tables::analyse(&args.trace, &file, &args.manifest, quiet)?;
+    let report = analysed.analysis.network.report();
+    let mut rows = crate::tables::requests(&report, &crate::tables::Filters::default());
+    let pdbs = crate::symbols::Pdbs::new(&args.symbols);
+    analysed.stitch(&mut rows, &pdbs);
+    pdbs.summary();
+    let stacks: Vec<nettrail_net::Stitched> = rows.into_iter().map(|r| r.stacks.unwrap_or_default()).collect();
+    let mut out = text_output(args)?;
+    match args.format {
+        Format::Har => nettrail_export::write_har(&report, Some(&stacks), &mut out)?,
+        _ => {
+            let clock = analysed.trace.clock();
+            nettrail_export::write_perfetto(&report, Some(&stacks), &|raw| clock.to_filetime(raw), &mut out)?
+        }
+    }
+    out.flush()?;
+    Ok(analysed.outcome(&args.trace))
+}
+
+/// CSV and JSON lines of a table: what the table commands write.
+fn table(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    use crate::tables::{self, Table};
+    refuse_overwrite(args)?;
+    let format = if args.format == Format::Csv { tables::render::Format::Csv } else { tables::render::Format::Jsonl };
+    let table = tables::Args::for_export(&args.trace, format, &args.manifest);
+    let mut out = text_output(args)?;
+    let outcome = match args.table {
+        TableName::Requests => tables::run_requests_to(&tables::RequestArgs::from_table(table), quiet, &mut out)?,
+        TableName::Connections => tables::run_to(Table::Connections, &table, quiet, &mut out)?,
+        TableName::Dns => tables::run_to(Table::Dns, &table, quiet, &mut out)?,
+        TableName::HttpServer => tables::run_to(Table::HttpServer, &table, quiet, &mut out)?,
+    };
+    out.flush()?;
+    Ok(outcome)
+}
+
+/// Writing over the trace would cut the file out from under its mapping.
+fn refuse_overwrite(args: &Args) -> anyhow::Result<()> {
+    if let Some(output) = args.output.as_ref().filter(|p| p.as_os_str() != "-")
+        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(output), std::fs::canonicalize(&args.trace))
+        && a == b
+    {
+        anyhow::bail!("{}: the output would overwrite the trace", output.display());
+    }
+    Ok(())
+}
+
+fn pcapng(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let to_stdout = args.output.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if args.format.is_binary() {
         match &args.output {
@@ -53,13 +149,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
             _ => {}
         }
     }
-    // Writing over the trace would cut the file out from under its mapping.
-    if let Some(output) = args.output.as_ref().filter(|_| !to_stdout)
-        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(output), std::fs::canonicalize(&args.trace))
-        && a == b
-    {
-        anyhow::bail!("{}: the output would overwrite the trace", output.display());
-    }
+    refuse_overwrite(args)?;
     let file = crate::open(&args.trace)?;
     let trace = crate::parse(&args.trace, &file)?;
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;

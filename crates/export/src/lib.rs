@@ -19,9 +19,18 @@
 //!   PktMon, the packet's identity, component, edge, filter and drop reason.
 //!
 //! [`pcapng`] is the block writer; [`packets`] finds the packet events.
+//!
+//! From the network model: [`har`] writes the HTTP requests as HAR 1.2 (for
+//! DevTools and Fiddler), [`perfetto`] the requests, hand-offs, bytes and
+//! DNS answers as Chrome Trace Event JSON (for ui.perfetto.dev).
 
+pub mod har;
 pub mod packets;
 pub mod pcapng;
+pub mod perfetto;
+
+pub use har::write_har;
+pub use perfetto::write_perfetto;
 
 use std::collections::HashMap;
 use std::io::{self, Write};

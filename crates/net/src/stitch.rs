@@ -20,6 +20,9 @@ pub struct ChainStack {
     pub pid: Option<u32>,
     /// The thread the stack was taken on.
     pub thread: Option<u32>,
+    /// When its event was logged (raw session clock): where a timeline
+    /// draws the hand-off from.
+    pub raw: u64,
     /// How the work left this stack for the next (newer) one: the kind of
     /// hand-off and the thread that ran it. `None` for the request's own.
     pub handed_over: Option<(crate::pools::PoolKind, Option<u32>)>,
@@ -164,6 +167,7 @@ impl Network {
                         frames: step.frames.map(|f| frames.stack(pid, &f, origin.raw)).unwrap_or_default(),
                         pid: origin.pid,
                         thread: origin.tid,
+                        raw: origin.raw,
                         handed_over: step.hop.handed_over,
                         omitted,
                     }

@@ -56,6 +56,17 @@ impl RequestArgs {
     pub fn for_trace(trace: &Path) -> RequestArgs {
         RequestArgs { table: Args { trace: trace.to_path_buf(), ..Args::default() }, ..RequestArgs::default() }
     }
+
+    pub fn from_table(table: Args) -> RequestArgs {
+        RequestArgs { table, ..RequestArgs::default() }
+    }
+}
+
+impl Args {
+    /// Every row of a table in `format` (what `nettrail export --format csv|jsonl` writes).
+    pub fn for_export(trace: &Path, format: Format, manifest: &[PathBuf]) -> Args {
+        Args { trace: trace.to_path_buf(), format, manifest: manifest.to_vec(), ..Args::default() }
+    }
 }
 
 /// Which stacks of a stitched chain a column shows.
@@ -221,6 +232,12 @@ pub fn requests<'r>(report: &'r Report, filters: &Filters) -> Vec<columns::Reque
 }
 
 pub fn run_requests(args: &RequestArgs, quiet: bool) -> anyhow::Result<Outcome> {
+    let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    run_requests_to(args, quiet, &mut out)
+}
+
+/// `nettrail requests`, written to `out`.
+pub fn run_requests_to(args: &RequestArgs, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
     if !args.stacks.is_empty() && args.table.format == Format::Table {
         anyhow::bail!(
             "--stacks adds lists of frames: use it with --format jsonl or csv, or print them with `nettrail stack`"
@@ -238,21 +255,25 @@ pub fn run_requests(args: &RequestArgs, quiet: bool) -> anyhow::Result<Outcome> 
         pdbs.summary();
         columns.extend(args.stacks.iter().map(|&v| columns::stack_column(v)));
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    emit(&mut out, &args.table, &columns, rows)?;
+    emit(out, &args.table, &columns, rows)?;
     out.flush()?;
     Ok(analysed.outcome(path))
 }
 
 pub fn run(table: Table, args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    run_to(table, args, quiet, &mut out)
+}
+
+/// A table command, written to `out`.
+pub fn run_to(table: Table, args: &Args, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let analysed = analyse(&args.trace, &file, &args.manifest, quiet)?;
     let report: Report = analysed.analysis.network.report();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match table {
-        Table::Connections => emit(&mut out, args, &columns::connections(&report), kept(&report.connections, args))?,
-        Table::Dns => emit(&mut out, args, &columns::dns(&report), kept(&report.dns, args))?,
-        Table::HttpServer => emit(&mut out, args, &columns::http_server(&report), kept(&report.http_server, args))?,
+        Table::Connections => emit(out, args, &columns::connections(&report), kept(&report.connections, args))?,
+        Table::Dns => emit(out, args, &columns::dns(&report), kept(&report.dns, args))?,
+        Table::HttpServer => emit(out, args, &columns::http_server(&report), kept(&report.http_server, args))?,
     }
     out.flush()?;
     Ok(analysed.outcome(&args.trace))

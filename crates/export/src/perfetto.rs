@@ -1,0 +1,188 @@
+//! Chrome Trace Event JSON of a trace's network activity, for
+//! ui.perfetto.dev and chrome://tracing: a track per process and thread
+//! (named), a slice per request on the thread that made it, flow arrows
+//! along the thread-pool and other hand-offs that led to it (from the
+//! stitched stacks), a bytes-per-second counter per process, and an instant
+//! per DNS answer.
+//!
+//! Times are microseconds from the trace's start.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+use nettrail_net::{Report, RequestRow, Stitched};
+use serde_json::{Value, json};
+
+/// Writes `{"traceEvents": […]}`. `stacks` holds the stitched stacks of
+/// `report.requests`, row for row, when there are any; `to_filetime` turns
+/// a raw timestamp (the stacks' times) into FILETIME.
+pub fn write_perfetto(
+    report: &Report,
+    stacks: Option<&[Stitched]>,
+    to_filetime: &dyn Fn(u64) -> i64,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let t0 = report.trace_start;
+    let us = |t: i64| (t - t0) as f64 / 10.0;
+    let mut events: Vec<Value> = Vec::new();
+    let mut processes: BTreeMap<u32, Option<&str>> = BTreeMap::new();
+    let mut threads: BTreeSet<(u32, u32)> = BTreeSet::new();
+
+    for (i, r) in report.requests.iter().enumerate() {
+        let pid = r.pid.unwrap_or(0);
+        let tid = r.threads.first().copied().unwrap_or(0);
+        note(&mut processes, pid, r.process.as_deref());
+        threads.insert((pid, tid));
+        let duration = r.end.map_or(0.0, |end| (end - r.start).max(0) as f64 / 10.0);
+        events.push(json!({
+            "ph": "X", "name": slice_name(r), "cat": r.layer.name(),
+            "pid": pid, "tid": tid, "ts": us(r.start), "dur": duration,
+            "args": {
+                "request": i + 1, "url": r.url, "server": r.server,
+                "ip": r.ip.map(|a| a.to_string()), "port": r.port, "status": r.status,
+                "bytes_sent": r.bytes_sent, "bytes_received": r.bytes_received,
+                "error": r.error, "app": r.app,
+            },
+        }));
+        let Some(chain) = stacks.and_then(|s| s.get(i)).filter(|s| s.stacks.len() > 1) else { continue };
+        // A short slice where each step of the chain ran, and an arrow from
+        // each step to the next (the last step is the request's own event).
+        for (k, pair) in chain.stacks.windows(2).enumerate() {
+            let (from, to) = (&pair[0], &pair[1]);
+            let from_thread = (from.pid.unwrap_or(pid), from.thread.unwrap_or(0));
+            let to_thread = (to.pid.unwrap_or(pid), to.thread.unwrap_or(0));
+            threads.insert(from_thread);
+            threads.insert(to_thread);
+            let kind = from.handed_over.map_or("hand-off", |(kind, _)| kind.name());
+            let id = format!("{}.{k}", i + 1);
+            let at_from = us(to_filetime(from.raw));
+            let at_to = us(to_filetime(to.raw));
+            events.push(json!({
+                "ph": "X", "name": format!("queued: {kind}"), "cat": "hand-off",
+                "pid": from_thread.0, "tid": from_thread.1, "ts": at_from, "dur": 1.0,
+                "args": { "request": i + 1 },
+            }));
+            events.push(json!({
+                "ph": "s", "name": kind, "cat": "hand-off", "id": id,
+                "pid": from_thread.0, "tid": from_thread.1, "ts": at_from,
+            }));
+            events.push(json!({
+                "ph": "X", "name": format!("ran: {kind}"), "cat": "hand-off",
+                "pid": to_thread.0, "tid": to_thread.1, "ts": at_to, "dur": 1.0,
+                "args": { "request": i + 1 },
+            }));
+            events.push(json!({
+                "ph": "f", "bp": "e", "name": kind, "cat": "hand-off", "id": id,
+                "pid": to_thread.0, "tid": to_thread.1, "ts": at_to,
+            }));
+        }
+    }
+
+    // Lookups with their answers (not the interfaces' server lists).
+    for d in report.dns.iter().filter(|d| d.kind != "server") {
+        let pid = d.pid.unwrap_or(0);
+        let tid = d.thread.unwrap_or(0);
+        note(&mut processes, pid, d.process.as_deref());
+        threads.insert((pid, tid));
+        let answers: Vec<String> = d.answers.iter().map(ToString::to_string).collect();
+        events.push(json!({
+            "ph": "i", "s": "t", "name": format!("DNS {}", d.name), "cat": "dns",
+            "pid": pid, "tid": tid, "ts": us(d.end.unwrap_or(d.start)),
+            "args": { "answers": answers, "aliases": d.aliases, "status": d.status, "cached": d.cached },
+        }));
+    }
+
+    for (pid, bucket, sent, received) in bytes_per_second(report) {
+        events.push(json!({
+            "ph": "C", "name": "bytes/s", "pid": pid, "tid": 0,
+            "ts": (bucket * 1_000_000) as f64,
+            "args": { "sent": sent, "received": received },
+        }));
+    }
+
+    let mut meta = Vec::new();
+    for (&pid, name) in &processes {
+        let name = match name {
+            Some(n) => format!("{n} ({pid})"),
+            None => format!("process {pid}"),
+        };
+        meta.push(
+            json!({ "ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0, "args": { "name": name } }),
+        );
+    }
+    for &(pid, tid) in &threads {
+        meta.push(json!({
+            "ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0,
+            "args": { "name": format!("thread {tid}") },
+        }));
+    }
+    meta.extend(events);
+    let doc = json!({ "traceEvents": meta, "displayTimeUnit": "ms" });
+    serde_json::to_writer(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}
+
+fn note<'a>(processes: &mut BTreeMap<u32, Option<&'a str>>, pid: u32, name: Option<&'a str>) {
+    let slot = processes.entry(pid).or_default();
+    if slot.is_none() {
+        *slot = name;
+    }
+}
+
+fn slice_name(r: &RequestRow) -> String {
+    match (&r.method, &r.url) {
+        (Some(m), Some(u)) => format!("{m} {u}"),
+        (None, Some(u)) => u.clone(),
+        _ => {
+            let peer = match (r.ip, r.port) {
+                (Some(ip), Some(port)) => format!(" {ip}:{port}"),
+                (Some(ip), None) => format!(" {ip}"),
+                _ => String::new(),
+            };
+            format!("{}{peer}", r.layer.name())
+        }
+    }
+}
+
+/// (pid, second since the trace's start, bytes sent, bytes received): each
+/// row's bytes spread evenly over its duration (all in its first second
+/// when it has none). Rows are each connection's highest layer, so no byte
+/// is counted twice.
+fn bytes_per_second(report: &Report) -> Vec<(u32, i64, u64, u64)> {
+    let mut buckets: BTreeMap<(u32, i64), (f64, f64)> = BTreeMap::new();
+    for r in &report.requests {
+        let (sent, received) = (r.bytes_sent.unwrap_or(0) as f64, r.bytes_received.unwrap_or(0) as f64);
+        if sent == 0.0 && received == 0.0 {
+            continue;
+        }
+        let pid = r.pid.unwrap_or(0);
+        let start = r.start - report.trace_start;
+        let end = r.end.map_or(start, |e| e - report.trace_start).max(start);
+        let span = (end - start) as f64;
+        let (first, last) = (start / 10_000_000, end / 10_000_000);
+        for s in first..=last {
+            let share = if span == 0.0 {
+                1.0
+            } else {
+                let (a, b) = ((s * 10_000_000).max(start), ((s + 1) * 10_000_000).min(end));
+                (b - a).max(0) as f64 / span
+            };
+            let slot = buckets.entry((pid, s)).or_default();
+            slot.0 += sent * share;
+            slot.1 += received * share;
+        }
+    }
+    // A counter holds its value until the next sample: quiet seconds, and
+    // the second after the last, are zeros.
+    let mut range: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
+    for &(pid, s) in buckets.keys() {
+        let r = range.entry(pid).or_insert((s, s));
+        r.1 = r.1.max(s);
+    }
+    for (pid, (first, last)) in range {
+        for s in first..=last + 1 {
+            buckets.entry((pid, s)).or_default();
+        }
+    }
+    buckets.into_iter().map(|((pid, s), (a, b))| (pid, s, a.round() as u64, b.round() as u64)).collect()
+}
