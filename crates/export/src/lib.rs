@@ -22,11 +22,14 @@
 //!
 //! From the network model: [`har`] writes the HTTP requests as HAR 1.2 (for
 //! DevTools and Fiddler), [`perfetto`] the requests, hand-offs, bytes and
-//! DNS answers as Chrome Trace Event JSON (for ui.perfetto.dev).
+//! DNS answers as Chrome Trace Event JSON (for ui.perfetto.dev); with the
+//! `parquet` feature, `parquet` writes any table as a Parquet file.
 
 pub mod har;
 pub mod packets;
 pub mod pcapng;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod perfetto;
 
 pub use har::write_har;

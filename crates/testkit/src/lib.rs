@@ -97,12 +97,25 @@ pub fn python_peers() -> Result<PathBuf, String> {
 }
 
 fn make_python_peers() -> Result<PathBuf, String> {
+    python_venv("peers", PYTHON_PEERS, "import dissect.etl, etl")
+}
+
+/// DuckDB, pinned: what the Parquet export is queried with.
+pub const PYTHON_DUCKDB: &[&str] = &["duckdb==1.5.6"];
+
+/// A Python interpreter with DuckDB, in `target/duckdb`, made on first use.
+pub fn python_duckdb() -> Result<PathBuf, String> {
+    static PYTHON: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| python_venv("duckdb", PYTHON_DUCKDB, "import duckdb")).clone()
+}
+
+/// A virtual environment under `target/NAME` with `packages` from PyPI,
+/// ready when `check` runs.
+fn python_venv(name: &str, packages: &[&str], check: &str) -> Result<PathBuf, String> {
     use std::process::Command;
-    let venv = target_dir().join("peers");
+    let venv = target_dir().join(name);
     let python = venv.join("bin").join("python3");
-    let ready = |python: &PathBuf| {
-        Command::new(python).args(["-c", "import dissect.etl, etl"]).output().is_ok_and(|o| o.status.success())
-    };
+    let ready = |python: &PathBuf| Command::new(python).args(["-c", check]).output().is_ok_and(|o| o.status.success());
     if ready(&python) {
         return Ok(python);
     }
@@ -115,8 +128,8 @@ fn make_python_peers() -> Result<PathBuf, String> {
         }
     };
     run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet"]).args(PYTHON_PEERS))?;
-    if ready(&python) { Ok(python) } else { Err(format!("{} cannot import the peers", python.display())) }
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet"]).args(packages))?;
+    if ready(&python) { Ok(python) } else { Err(format!("{} cannot run {check:?}", python.display())) }
 }
 
 /// What the peer readers find in one trace file.

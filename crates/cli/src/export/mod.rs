@@ -14,6 +14,9 @@ use clap::ValueEnum;
 
 use crate::Outcome;
 
+#[cfg(feature = "parquet")]
+mod parquet;
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The .etl file.
@@ -57,12 +60,15 @@ enum Format {
     Csv,
     /// A table (--table) as JSON lines.
     Jsonl,
+    /// Every table (requests, connections, dns, http_server) and every event as
+    /// Parquet files in the folder -o names, for DuckDB, Spark or pandas.
+    Parquet,
 }
 
 impl Format {
     fn is_binary(self) -> bool {
         match self {
-            Format::Pcapng => true,
+            Format::Pcapng | Format::Parquet => true,
             Format::Har | Format::Perfetto | Format::Csv | Format::Jsonl => false,
         }
     }
@@ -73,7 +79,21 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         Format::Pcapng => pcapng(args, quiet),
         Format::Har | Format::Perfetto => model(args, quiet),
         Format::Csv | Format::Jsonl => table(args, quiet),
+        Format::Parquet => parquet(args, quiet),
     }
+}
+
+#[cfg(feature = "parquet")]
+fn parquet(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let Some(dir) = args.output.as_ref().filter(|p| p.as_os_str() != "-") else {
+        anyhow::bail!("--format parquet writes one file per table: name their folder with -o DIR");
+    };
+    parquet::run(&args.trace, dir, &args.manifest, quiet)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet(_: &Args, _: bool) -> anyhow::Result<Outcome> {
+    anyhow::bail!("this nettrail was built without the `parquet` feature")
 }
 
 /// Where text formats go: the file named by `-o`, else stdout.
