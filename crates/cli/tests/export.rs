@@ -30,7 +30,8 @@ fn scratch(test: &str) -> PathBuf {
 
 /// Runs tshark; a missing tshark fails the test with how to install it.
 fn tshark(args: &[&str]) -> Output {
-    match Command::new("tshark").args(args).output() {
+    let tshark = nettrail_testkit::debian_tool("tshark", "tshark");
+    match Command::new(tshark).args(args).output() {
         Ok(out) => out,
         Err(e) => panic!(
             "these tests read the exported files with tshark, which cannot be run ({e}): install it (Debian: apt-get install -y tshark)"
@@ -162,7 +163,7 @@ fn pktmon_capture_reads_back_in_tshark_packet_for_packet() {
     assert_eq!(first[6], "netvsc.sys (component 59)");
 
     // capinfos agrees on the count and sees the four components as interfaces.
-    let info = Command::new("capinfos")
+    let info = Command::new(nettrail_testkit::debian_tool("capinfos", "tshark"))
         .args(["-c", "-I", file.to_str().unwrap()])
         .output()
         .expect("capinfos (tshark's package)");

@@ -189,3 +189,29 @@ mod tests {
         assert_eq!(super::parse_utc("2016-05-26T20:17:22.478932Z"), 131_087_674_424_789_320);
     }
 }
+
+/// A command from a Debian package the tests need (tshark, chromium): found
+/// on PATH, else installed with apt-get (as root, waiting for apt's lock so
+/// that test binaries running at once take turns). Panics with what to do
+/// when neither works: such a test fails, it does not skip.
+pub fn debian_tool(command: &str, package: &str) -> PathBuf {
+    use std::process::Command;
+    let find = || {
+        std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(command)).find(|c| c.is_file()))
+    };
+    if let Some(found) = find() {
+        return found;
+    }
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=300", package])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output();
+    match (status, find()) {
+        (_, Some(found)) => found,
+        (Ok(out), None) => panic!(
+            "{command} is needed and `apt-get install {package}` did not provide it:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        (Err(e), None) => panic!("{command} is needed: install the Debian package {package} ({e})"),
+    }
+}
