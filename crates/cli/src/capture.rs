@@ -59,7 +59,7 @@ pub struct StopArgs {
     /// Where to write the trace [default: nettrail-YYYYMMDD-HHMMSS.etl here].
     #[arg(short, long, value_name = "TRACE.etl")]
     output: Option<PathBuf>,
-    /// Show the trace's requests when it is written.
+    /// Write the trace's HTML report next to it (`nettrail view`) and open it.
     #[arg(long)]
     view: bool,
 }
@@ -152,9 +152,9 @@ pub fn stop(args: &StopArgs, quiet: bool) -> anyhow::Result<Outcome> {
     Ok(Outcome::Complete)
 }
 
-/// Shows a fresh trace: its requests table.
+/// Shows a fresh trace: its report, in the browser.
 fn view(trace: &Path, quiet: bool) -> anyhow::Result<Outcome> {
-    crate::tables::run_requests(&crate::tables::RequestArgs::for_trace(trace), quiet)
+    crate::view::run(&crate::view::Args::for_trace(trace, true), quiet)
 }
 
 /// `nettrail status`: WPR's view of our session, and (on Windows) every

@@ -57,7 +57,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
 /// The summary, what decodes, and the stacks and modules, from one parallel
 /// pass over the buffers: reading the records is most of the cost, so they
 /// are read once for all three.
-fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
+pub(crate) fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
     let every_process = |_| true;
     let (summaries, (counters, scans)): (Vec<BufferSummary>, (Vec<CoverageCounter>, Vec<BufferScan<'_>>)) = trace
         .buffers()
@@ -104,7 +104,7 @@ fn utc(ft: i64) -> String {
 
 /// The facts, as the JSON document `--format json` prints (the text form is
 /// rendered from it, so the two cannot disagree).
-fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Coverage) -> Value {
+pub(crate) fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Coverage) -> Value {
     let h = trace.header();
     let clock = trace.clock();
     let first = s.first_timestamp.map(|t| clock.to_filetime(t));
@@ -186,7 +186,7 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Cov
 
 /// Stacks and modules: how many events have a stack (joined StackWalk
 /// records, or an extended data item), and what their addresses can resolve to.
-fn add_code(report: &mut Value, s: &Summary, code: &Code) {
+pub(crate) fn add_code(report: &mut Value, s: &Summary, code: &Code) {
     let (distinct, joined) = code.stacks.counts();
     let in_items: u64 = s
         .extended_items

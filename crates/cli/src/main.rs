@@ -13,6 +13,7 @@ mod schemas;
 mod stack;
 mod symbols;
 mod tables;
+mod view;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -61,6 +62,8 @@ enum Command {
     Live(live::Args),
     /// Write the WPR profile nettrail records with, for use with wpr.exe and WPA directly.
     Profile(capture::ProfileArgs),
+    /// Write a self-contained HTML report: timeline, requests, connections, DNS, stacks.
+    View(view::Args),
 }
 
 /// How a command ended, as an exit code: 0 success, 1 nothing could be read
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Cancel => capture::cancel(),
         Command::Profile(args) => capture::profile(args),
         Command::Live(args) => live::run(args, cli.quiet),
+        Command::View(args) => view::run(args, cli.quiet),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,

@@ -43,6 +43,10 @@ impl Bench {
         let wpr = dir.join("wpr");
         std::fs::write(&wpr, STANDIN).unwrap();
         std::fs::set_permissions(&wpr, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The desktop's opener, standing in too: it records what it was asked to open.
+        let opener = dir.join("xdg-open");
+        std::fs::write(&opener, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> \"$(dirname \"$0\")/opened\"\n").unwrap();
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
         Bench { dir }
     }
 
@@ -62,6 +66,13 @@ impl Bench {
             .env("NETTRAIL_WPR", self.dir.join("wpr"))
             .env("NETTRAIL_HOME", self.home())
             .env("SAMPLE", sample)
+            .env(
+                "PATH",
+                std::env::join_paths(
+                    std::iter::once(self.dir.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+                )
+                .unwrap(),
+            )
             .output()
             .unwrap()
     }
@@ -155,16 +166,19 @@ fn stop_writes_the_trace_and_skips_managed_pdbs_unless_clr() {
 }
 
 #[test]
-fn stop_view_shows_the_requests_of_the_new_trace() {
+fn stop_view_writes_the_report_of_the_new_trace() {
     let b = Bench::new("stop-view");
     assert!(b.run(&["start"]).status.success());
     let out = b.run(&["stop", "-o", "trace.etl", "--view"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let report = b.dir.join("trace.html");
     let text = String::from_utf8(out.stdout).unwrap();
-    let table = b.run(&["requests", "trace.etl"]);
-    let expected = format!("{}\n{}", s(&b.dir.join("trace.etl")), String::from_utf8(table.stdout).unwrap());
-    assert_eq!(text, expected);
-    assert!(text.contains("WINWORD.EXE"), "{text}");
+    assert_eq!(text, format!("{}\n{}\n", s(&b.dir.join("trace.etl")), s(&report)));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("WINWORD.EXE") && html.contains("templates.office.example"));
+    assert_eq!(std::fs::read_to_string(b.dir.join("opened")).unwrap(), format!("{}\n", s(&report)));
+    // The report `nettrail view` writes: the sample's 11 requests.
+    assert!(html.contains("\"requests\":11,"), "no request count in the report");
 }
 
 #[test]

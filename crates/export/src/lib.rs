@@ -27,9 +27,9 @@
 
 pub mod har;
 pub mod packets;
-pub mod pcapng;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod pcapng;
 pub mod perfetto;
 
 pub use har::write_har;

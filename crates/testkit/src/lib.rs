@@ -180,16 +180,6 @@ pub fn peer_counts(files: &[PathBuf]) -> Vec<PeerCounts> {
     counts
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn parses_catalog_times() {
-        // 1970-01-01T00:00:01.5Z
-        assert_eq!(super::parse_utc("1970-01-01T00:00:01.5Z"), 116_444_736_015_000_000);
-        assert_eq!(super::parse_utc("2016-05-26T20:17:22.478932Z"), 131_087_674_424_789_320);
-    }
-}
-
 /// A command from a Debian package the tests need (tshark, chromium): found
 /// on PATH, else installed with apt-get (as root, waiting for apt's lock so
 /// that test binaries running at once take turns). Panics with what to do
@@ -213,5 +203,15 @@ pub fn debian_tool(command: &str, package: &str) -> PathBuf {
             String::from_utf8_lossy(&out.stderr)
         ),
         (Err(e), None) => panic!("{command} is needed: install the Debian package {package} ({e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parses_catalog_times() {
+        // 1970-01-01T00:00:01.5Z
+        assert_eq!(super::parse_utc("1970-01-01T00:00:01.5Z"), 116_444_736_015_000_000);
+        assert_eq!(super::parse_utc("2016-05-26T20:17:22.478932Z"), 131_087_674_424_789_320);
     }
 }

@@ -52,11 +52,6 @@ pub struct RequestArgs {
 }
 
 impl RequestArgs {
-    /// The default table of a trace (what `nettrail stop --view` shows).
-    pub fn for_trace(trace: &Path) -> RequestArgs {
-        RequestArgs { table: Args { trace: trace.to_path_buf(), ..Args::default() }, ..RequestArgs::default() }
-    }
-
     pub fn from_table(table: Args) -> RequestArgs {
         RequestArgs { table, ..RequestArgs::default() }
     }

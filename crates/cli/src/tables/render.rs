@@ -53,7 +53,7 @@ impl Cell {
         }
     }
 
-    fn json(&self, out: &mut Vec<u8>) {
+    pub(crate) fn json(&self, out: &mut Vec<u8>) {
         match self {
             Cell::Null => out.extend_from_slice(b"null"),
             Cell::Text(s) => crate::json::string(out, s),
