@@ -212,6 +212,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ],
     )?;
 
+    // The views of the same 20 000 requests: the HTML report and the exports.
+    let out = std::env::temp_dir().join("nettrail-bench");
+    std::fs::create_dir_all(&out)?;
+    let path = |name: &str| out.join(name).display().to_string();
+    let (html, har, perfetto, parquet) =
+        (path("report.html"), path("trace.har"), path("trace.perfetto.json"), path("parquet"));
+    timed_with_peak_rss(
+        &nettrail,
+        runs,
+        &stitch_input,
+        &[
+            ("`nettrail view -o report.html`", &["view", "--quiet", "-o", &html]),
+            ("`nettrail export --format har`", &["export", "--quiet", "--format", "har", "-o", &har]),
+            ("`nettrail export --format perfetto`", &["export", "--quiet", "--format", "perfetto", "-o", &perfetto]),
+            ("`nettrail export --format parquet`", &["export", "--quiet", "--format", "parquet", "-o", &parquet]),
+        ],
+    )?;
+
     // The same jobs on a corpus file, by nettrail and by dissect.etl.
     let python = nettrail_testkit::python_peers().map_err(anyhow::Error::msg)?;
     let compare_size = std::fs::metadata(&args.compare)?.len();
