@@ -92,10 +92,10 @@ pub fn write_perfetto(
         }));
     }
 
-    for (pid, bucket, sent, received) in bytes_per_second(report) {
+    for (pid, at_us, sent, received) in bytes_per_second(report) {
         events.push(json!({
             "ph": "C", "name": "bytes/s", "pid": pid, "tid": 0,
-            "ts": (bucket * 1_000_000) as f64,
+            "ts": at_us as f64,
             "args": { "sent": sent, "received": received },
         }));
     }
@@ -144,11 +144,19 @@ fn slice_name(r: &RequestRow) -> String {
     }
 }
 
-/// (pid, second since the trace's start, bytes sent, bytes received): each
-/// row's bytes spread evenly over its duration (all in its first second
-/// when it has none). Rows are each connection's highest layer, so no byte
-/// is counted twice.
+/// Most counter samples per process: a long (or damaged, far-flung) trace
+/// gets wider buckets rather than millions of samples.
+const MAX_BUCKETS: i64 = 10_000;
+
+/// (pid, bucket start in µs from the trace's start, bytes/s sent, bytes/s
+/// received): each row's bytes spread evenly over its duration (all in its
+/// first bucket when it has none), in buckets of one second or wider (at
+/// most [`MAX_BUCKETS`] over the trace). Rows are each connection's highest
+/// layer, so no byte is counted twice.
 fn bytes_per_second(report: &Report) -> Vec<(u32, i64, u64, u64)> {
+    let span = (report.trace_end - report.trace_start).max(0);
+    let width = (span / MAX_BUCKETS + 1).max(10_000_000);
+    let per_second = 1e7 / width as f64;
     let mut buckets: BTreeMap<(u32, i64), (f64, f64)> = BTreeMap::new();
     for r in &report.requests {
         let (sent, received) = (r.bytes_sent.unwrap_or(0) as f64, r.bytes_received.unwrap_or(0) as f64);
@@ -156,33 +164,109 @@ fn bytes_per_second(report: &Report) -> Vec<(u32, i64, u64, u64)> {
             continue;
         }
         let pid = r.pid.unwrap_or(0);
-        let start = r.start - report.trace_start;
-        let end = r.end.map_or(start, |e| e - report.trace_start).max(start);
-        let span = (end - start) as f64;
-        let (first, last) = (start / 10_000_000, end / 10_000_000);
-        for s in first..=last {
-            let share = if span == 0.0 {
+        let start = (r.start - report.trace_start).clamp(0, span);
+        let end = r.end.map_or(start, |e| (e - report.trace_start).clamp(0, span)).max(start);
+        let duration = (end - start) as f64;
+        // The bucket holding the last instant (an end on a boundary is the previous bucket's).
+        let last = if end > start { (end - 1) / width } else { start / width };
+        for b in start / width..=last {
+            let share = if duration == 0.0 {
                 1.0
             } else {
-                let (a, b) = ((s * 10_000_000).max(start), ((s + 1) * 10_000_000).min(end));
-                (b - a).max(0) as f64 / span
+                let (lo, hi) = ((b * width).max(start), ((b + 1) * width).min(end));
+                (hi - lo).max(0) as f64 / duration
             };
-            let slot = buckets.entry((pid, s)).or_default();
+            let slot = buckets.entry((pid, b)).or_default();
             slot.0 += sent * share;
             slot.1 += received * share;
         }
     }
-    // A counter holds its value until the next sample: quiet seconds, and
-    // the second after the last, are zeros.
+    // A counter holds its value until the next sample: quiet buckets, and
+    // the bucket after the last, are zeros.
     let mut range: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
-    for &(pid, s) in buckets.keys() {
-        let r = range.entry(pid).or_insert((s, s));
-        r.1 = r.1.max(s);
+    for &(pid, b) in buckets.keys() {
+        let r = range.entry(pid).or_insert((b, b));
+        r.1 = r.1.max(b);
     }
     for (pid, (first, last)) in range {
-        for s in first..=last + 1 {
-            buckets.entry((pid, s)).or_default();
+        for b in first..=last + 1 {
+            buckets.entry((pid, b)).or_default();
         }
     }
-    buckets.into_iter().map(|((pid, s), (a, b))| (pid, s, a.round() as u64, b.round() as u64)).collect()
+    buckets
+        .into_iter()
+        .map(|((pid, b), (a, c))| {
+            (pid, b * width / 10, (a * per_second).round() as u64, (c * per_second).round() as u64)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nettrail_net::Layer;
+
+    fn row(start: i64, end: Option<i64>, received: u64) -> RequestRow {
+        RequestRow {
+            process: Some("app.exe".into()),
+            pid: Some(7),
+            threads: vec![8],
+            layer: Layer::Tcp,
+            protocol: None,
+            method: None,
+            url: None,
+            server: None,
+            alt_names: Vec::new(),
+            ip: None,
+            port: None,
+            service: None,
+            network: None,
+            status: None,
+            bytes_sent: None,
+            bytes_received: Some(received),
+            start,
+            end,
+            open_at_end: false,
+            error: None,
+            activity: None,
+            activity_events: None,
+            local: None,
+            connection: None,
+            started_by: Vec::new(),
+            app: None,
+        }
+    }
+
+    #[test]
+    fn counters_spread_bytes_per_second() {
+        // 3 000 bytes over 1.5 s from 0.5 s: 1 000 in second 0, 2 000 in second 1.
+        let report = Report {
+            trace_start: 0,
+            trace_end: 30_000_000,
+            requests: vec![row(5_000_000, Some(20_000_000), 3_000)],
+            ..Report::default()
+        };
+        assert_eq!(bytes_per_second(&report), [(7, 0, 0, 1_000), (7, 1_000_000, 0, 2_000), (7, 2_000_000, 0, 0)]);
+    }
+
+    #[test]
+    fn a_far_flung_end_widens_buckets_instead_of_exploding() {
+        // A damaged trace: a row ending 100 years after it began.
+        let century = 100 * 365 * 86_400 * 10_000_000_i64;
+        let report = Report {
+            trace_start: 0,
+            trace_end: century,
+            requests: vec![row(0, Some(century), 1 << 40)],
+            ..Report::default()
+        };
+        let samples = bytes_per_second(&report);
+        assert!(samples.len() <= MAX_BUCKETS as usize + 2, "{} samples", samples.len());
+        // Still bytes per second: the row's rate, 2^40 bytes over the century.
+        let rate = (1u64 << 40) as f64 / (century as f64 / 1e7);
+        assert!(
+            samples.iter().take(samples.len() - 1).all(|s| (s.3 as f64 - rate).abs() <= 1.0),
+            "{:?}",
+            &samples[..3]
+        );
+    }
 }
