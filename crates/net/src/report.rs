@@ -224,7 +224,7 @@ fn scheme(url: &str) -> Option<String> {
 }
 
 fn overlaps(a: (Time, Time), b: (Time, Time)) -> bool {
-    a.0 <= b.1 + SLACK && b.0 <= a.1 + SLACK
+    a.0 <= b.1.saturating_add(SLACK) && b.0 <= a.1.saturating_add(SLACK)
 }
 
 fn same_pid(a: Option<u32>, b: Option<u32>) -> bool {
@@ -288,7 +288,7 @@ impl<'n> Gatherer<'n> {
     /// at `until` and goes back.
     fn latest_fitting(&self, candidates: &[ConnId], until: Time, fits: impl Fn(&Connection) -> bool) -> Option<ConnId> {
         let conns = &self.net.connections;
-        let end = candidates.partition_point(|&id| conns.get(id).opened <= until + SLACK);
+        let end = candidates.partition_point(|&id| conns.get(id).opened <= until.saturating_add(SLACK));
         candidates[..end].iter().rev().copied().find(|&id| fits(conns.get(id)))
     }
 
@@ -513,8 +513,8 @@ impl<'n> Gatherer<'n> {
         let mut best: Option<(bool, Time, ConnId)> = None;
         // Candidates are in time order: only those opened while it connected.
         let all = conns.by_remote(Transport::Tcp, &remote);
-        let from = all.partition_point(|&id| conns.get(id).opened < s.start - SLACK);
-        let to = all.partition_point(|&id| conns.get(id).opened <= until + SLACK);
+        let from = all.partition_point(|&id| conns.get(id).opened < s.start.saturating_sub(SLACK));
+        let to = all.partition_point(|&id| conns.get(id).opened <= until.saturating_add(SLACK));
         for &id in all.get(from..to).unwrap_or_default() {
             let c = conns.get(id);
             if !same_pid(s.pid, c.pid) {
@@ -1009,5 +1009,13 @@ mod tests {
         assert_eq!(url_port("http://[2001:db8::1]:8080/"), Some(8080));
         assert_eq!(url_port("http://host:81"), Some(81));
         assert_eq!(scheme("https://x/"), Some("HTTPS".to_string()));
+    }
+
+    #[test]
+    fn lifetimes_at_the_ends_of_time_overlap_without_overflow() {
+        // Damaged traces give times near i64::MAX (the fuzzer's export target found this).
+        assert!(overlaps((0, i64::MAX), (i64::MAX - 1, i64::MAX)));
+        assert!(overlaps((i64::MAX, i64::MAX), (i64::MAX, i64::MAX)));
+        assert!(!overlaps((i64::MIN, i64::MIN + 1), (0, 1)));
     }
 }

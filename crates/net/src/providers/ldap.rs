@@ -111,7 +111,7 @@ impl Network {
         let pid = self.sockets.get(socket).pid;
         if let Some(i) = self.ldap.pending.remove(&(pid, tid)) {
             let op = &mut self.ldap.operations[i];
-            if head.time - op.time <= ADJACENT {
+            if head.time.saturating_sub(op.time) <= ADJACENT {
                 op.socket = Some(socket);
             }
         }
