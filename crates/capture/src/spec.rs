@@ -56,9 +56,8 @@ pub fn parse_provider(value: &str) -> Result<Provider, SpecError> {
 
 /// The provider a name stands for, and a label for it.
 fn target_of(name: &str) -> (Target, String) {
-    let bare = name.trim_start_matches('{').trim_end_matches('}');
-    if let Some(guid) = parse_guid(bare) {
-        let label = nettrail_etl::well_known::provider_name(&guid).map_or_else(|| bare.to_string(), str::to_string);
+    if let Ok(guid) = name.parse::<Guid>() {
+        let label = nettrail_etl::well_known::provider_name(&guid).map_or_else(|| guid.to_string(), str::to_string);
         return (Target::Guid(guid), label);
     }
     if let Some(hashed) = name.strip_prefix('*') {
@@ -68,18 +67,6 @@ fn target_of(name: &str) -> (Target, String) {
         Some((guid, known)) => (Target::Guid(*guid), known.to_string()),
         None => (Target::Registered(name.to_string()), name.to_string()),
     }
-}
-
-/// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
-pub fn parse_guid(s: &str) -> Option<Guid> {
-    let groups: Vec<&str> = s.split('-').collect();
-    let lengths = [8, 4, 4, 4, 12];
-    if groups.len() != 5
-        || groups.iter().zip(lengths).any(|(g, n)| g.len() != n || !g.bytes().all(|b| b.is_ascii_hexdigit()))
-    {
-        return None;
-    }
-    Some(Guid::parse_const(s))
 }
 
 fn parse_number(s: &str) -> Option<u64> {

@@ -212,23 +212,11 @@ pub fn cancel() -> anyhow::Result<Outcome> {
 /// `nettrail-20261121-093000.etl` (UTC).
 fn default_name(now: SystemTime) -> String {
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("nettrail-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.etl", rest / 3600, rest / 60 % 60, rest % 60)
-}
-
-/// Calendar date of a day count since 1970-01-01 (proleptic Gregorian).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let utc = nettrail_etl::FileTime(nettrail_etl::clock::FILETIME_UNIX_EPOCH + secs as i64 * 10_000_000).to_string();
+    // `2026-11-21T09:30:00.0000000Z`: the date's and the time's digits.
+    let digits = |part: &str| part.chars().filter(char::is_ascii_digit).collect::<String>();
+    let (date, time) = utc.split_once('T').unwrap_or((&utc, ""));
+    format!("nettrail-{}-{}.etl", digits(date), digits(&time[..time.len().min(8)]))
 }
 
 #[cfg(test)]

@@ -187,7 +187,7 @@ fn real_time(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     }
     let now = || {
         let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        116_444_736_000_000_000 + (unix.as_nanos() / 100) as i64
+        nettrail_etl::clock::FILETIME_UNIX_EPOCH + (unix.as_nanos() / 100) as i64
     };
     let start = now();
     let live = Arc::new(Mutex::new(Live::new(Schemas::new(), start)));

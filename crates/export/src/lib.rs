@@ -39,13 +39,11 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use nettrail_decode::Schemas;
+use nettrail_etl::clock::FILETIME_UNIX_EPOCH;
 use nettrail_etl::{Error, Trace};
 
 use self::packets::{Context, Direction, InterfaceKey, Packet};
 use self::pcapng::{Opt, option};
-
-/// FILETIME of 1970-01-01T00:00:00Z.
-const UNIX_EPOCH_FILETIME: i64 = 116_444_736_000_000_000;
 
 /// One interface written, with its packets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +74,7 @@ pub struct Summary {
 /// Time in pcapng units (`if_tsresol` 7: 100 ns since 1970) of a FILETIME;
 /// times before 1970 become 0.
 pub fn pcapng_time(filetime: i64) -> u64 {
-    u64::try_from(filetime.saturating_sub(UNIX_EPOCH_FILETIME)).unwrap_or(0)
+    u64::try_from(filetime.saturating_sub(FILETIME_UNIX_EPOCH)).unwrap_or(0)
 }
 
 /// The `opt_comment` of a packet: `PID=… TID=…`, the process name when
@@ -220,8 +218,8 @@ mod tests {
 
     #[test]
     fn times_count_from_1970_in_100_ns() {
-        assert_eq!(pcapng_time(UNIX_EPOCH_FILETIME), 0);
-        assert_eq!(pcapng_time(UNIX_EPOCH_FILETIME + 12_345), 12_345);
+        assert_eq!(pcapng_time(FILETIME_UNIX_EPOCH), 0);
+        assert_eq!(pcapng_time(FILETIME_UNIX_EPOCH + 12_345), 12_345);
         assert_eq!(pcapng_time(0), 0);
         assert_eq!(pcapng_time(i64::MIN), 0);
     }

@@ -63,16 +63,7 @@ impl Cell {
             }
             Cell::Float(..) => out.extend_from_slice(b"null"),
             Cell::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-            Cell::List(v) => {
-                out.push(b'[');
-                for (i, s) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    crate::json::string(out, s);
-                }
-                out.push(b']');
-            }
+            Cell::List(v) => crate::json::string_array(out, v),
             Cell::Numbers(v) => {
                 out.push(b'[');
                 for (i, n) in v.iter().enumerate() {
