@@ -15,13 +15,8 @@ use nettrail_etl::write::{
 pub struct LiveEvent<'a> {
     /// Provider GUID; for classic kernel events, the event class GUID.
     pub provider: Guid,
-    pub id: u16,
-    pub version: u8,
-    pub channel: u8,
-    pub level: u8,
-    pub opcode: u8,
-    pub task: u16,
-    pub keywords: u64,
+    /// `EVENT_DESCRIPTOR`: id, version, channel, level, opcode, task, keywords.
+    pub descriptor: Descriptor,
     /// `EVENT_HEADER.TimeStamp`: a FILETIME (100 ns since 1601, UTC) unless
     /// the consumer asked for raw timestamps.
     pub timestamp: i64,
@@ -42,6 +37,7 @@ pub struct LiveEvent<'a> {
 mod flags {
     pub const EXTENDED_INFO: u16 = 0x0001;
     pub const HEADER_32_BIT: u16 = 0x0020;
+    pub const HEADER_64_BIT: u16 = 0x0040;
     pub const CLASSIC_HEADER: u16 = 0x0100;
 }
 
@@ -52,6 +48,7 @@ mod flags {
 /// back; its timestamp stays the event's FILETIME.
 pub fn record_bytes(e: &LiveEvent<'_>, out: &mut Vec<u8>) -> Result<(), WriteError> {
     let pointer_size = if e.flags & flags::HEADER_32_BIT != 0 { 4 } else { 8 };
+    let d = &e.descriptor;
     let context =
         Context { timestamp: e.timestamp as u64, cpu: e.processor, process_id: e.process_id, thread_id: e.thread_id };
     if e.flags & flags::CLASSIC_HEADER != 0 {
@@ -63,8 +60,8 @@ pub fn record_bytes(e: &LiveEvent<'_>, out: &mut Vec<u8>) -> Result<(), WriteErr
                 header,
                 pointer_size,
                 group,
-                opcode: e.opcode,
-                version: e.version,
+                opcode: d.opcode,
+                version: d.version,
                 kernel_time: 0,
                 user_time: 0,
                 payload: e.payload,
@@ -75,28 +72,19 @@ pub fn record_bytes(e: &LiveEvent<'_>, out: &mut Vec<u8>) -> Result<(), WriteErr
             context,
             pointer_size,
             class: e.provider,
-            opcode: e.opcode,
-            level: e.level,
-            version: u16::from(e.version),
+            opcode: d.opcode,
+            level: d.level,
+            version: u16::from(d.version),
             instance: None,
             payload: e.payload,
         };
         return encode_classic(&record, out);
     }
     let extended: Vec<(ExtType, &[u8])> = e.extended.iter().map(|&(t, data)| (ExtType(t), data)).collect();
-    let descriptor = Descriptor {
-        id: e.id,
-        version: e.version,
-        channel: e.channel,
-        level: e.level,
-        opcode: e.opcode,
-        task: e.task,
-        keywords: e.keywords,
-    };
     let record = EventHeaderRecord {
         context,
         provider: e.provider,
-        descriptor,
+        descriptor: e.descriptor,
         activity_id: e.activity_id,
         pointer_size,
         flags: e.flags & !flags::EXTENDED_INFO,
@@ -108,26 +96,28 @@ pub fn record_bytes(e: &LiveEvent<'_>, out: &mut Vec<u8>) -> Result<(), WriteErr
     encode_event_header(&record, out)
 }
 
-/// A recorded event as a real-time consumer would have received it, turned
-/// back into a record: `nettrail live --replay` sends a trace file through
-/// the same conversion as live events. `time` is the event's FILETIME.
-pub fn as_delivered<'s>(
-    record: &nettrail_etl::Record<'_>,
-    time: i64,
-    scratch: &'s mut Vec<u8>,
-) -> Option<nettrail_etl::Record<'s>> {
-    let extended: Vec<(u16, &[u8])> = record.extended.iter().map(|i| (i.ext_type.0, i.data)).collect();
+/// A recorded event's extended data items, as a consumer lists them.
+pub fn extended_items<'a>(record: &nettrail_etl::Record<'a>) -> Vec<(u16, &'a [u8])> {
+    record.extended.iter().map(|i| (i.ext_type.0, i.data)).collect()
+}
+
+/// A recorded event as a real-time consumer would receive it at `time`
+/// (FILETIME): the header flags Windows sets for its kind, -1 for an
+/// absent process or thread, `extended` from [`extended_items`].
+pub fn delivered<'a>(record: &nettrail_etl::Record<'a>, time: i64, extended: &'a [(u16, &'a [u8])]) -> LiveEvent<'a> {
     let classic = if record.kind.is_event_header() { record.flags } else { flags::CLASSIC_HEADER };
-    let width = if record.pointer_size == 4 { flags::HEADER_32_BIT } else { 0x0040 };
-    let event = LiveEvent {
+    let width = if record.pointer_size == 4 { flags::HEADER_32_BIT } else { flags::HEADER_64_BIT };
+    LiveEvent {
         provider: record.provider,
-        id: record.id,
-        version: record.version,
-        channel: record.channel,
-        level: record.level,
-        opcode: record.opcode,
-        task: record.task,
-        keywords: record.keywords,
+        descriptor: Descriptor {
+            id: record.id,
+            version: record.version,
+            channel: record.channel,
+            level: record.level,
+            opcode: record.opcode,
+            task: record.task,
+            keywords: record.keywords,
+        },
         timestamp: time,
         process_id: record.process_id.unwrap_or(u32::MAX),
         thread_id: record.thread_id.unwrap_or(u32::MAX),
@@ -135,9 +125,19 @@ pub fn as_delivered<'s>(
         event_property: record.event_property,
         activity_id: record.activity_id,
         processor: 0,
-        extended: &extended,
+        extended,
         payload: record.payload,
-    };
-    record_bytes(&event, scratch).ok()?;
+    }
+}
+
+/// [`delivered`], turned back into a record: `nettrail live --replay` sends
+/// a trace file through the same conversion as live events.
+pub fn as_delivered<'s>(
+    record: &nettrail_etl::Record<'_>,
+    time: i64,
+    scratch: &'s mut Vec<u8>,
+) -> Option<nettrail_etl::Record<'s>> {
+    let extended = extended_items(record);
+    record_bytes(&delivered(record, time, &extended), scratch).ok()?;
     nettrail_etl::record::parse_record(scratch, record.pointer_size).ok()?.map(|(r, _)| r)
 }

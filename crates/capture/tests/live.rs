@@ -5,18 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use nettrail_capture::LiveEvent;
-use nettrail_capture::live::record_bytes;
+use nettrail_capture::live::{delivered, extended_items, record_bytes};
 use nettrail_decode::Schemas;
+use nettrail_etl::Trace;
 use nettrail_etl::record::{HeaderKind, parse_record};
-use nettrail_etl::{Record, Trace};
-
-/// The `EVENT_HEADER` flags Windows sets for a record of this kind.
-fn header_flags(r: &Record<'_>) -> u16 {
-    let classic = if r.kind.is_event_header() { r.flags } else { 0x0100 };
-    let width = if r.pointer_size == 4 { 0x0020 } else { 0x0040 };
-    classic | width
-}
 
 fn live_requests(bytes: &[u8]) -> (Vec<nettrail_net::RequestRow>, BTreeSet<String>) {
     let trace = Trace::parse(bytes).unwrap();
@@ -31,27 +23,9 @@ fn live_requests(bytes: &[u8]) -> (Vec<nettrail_net::RequestRow>, BTreeSet<Strin
     while let Some(event) = events.next() {
         let event = event.unwrap();
         let r = &event.record;
-        let extended: Vec<(u16, &[u8])> = r.extended.iter().map(|i| (i.ext_type.0, i.data)).collect();
-        let delivered = LiveEvent {
-            provider: event.provider,
-            id: r.id,
-            version: r.version,
-            channel: r.channel,
-            level: r.level,
-            opcode: r.opcode,
-            task: r.task,
-            keywords: r.keywords,
-            timestamp: clock.to_filetime(r.timestamp),
-            process_id: event.process_id.unwrap_or(u32::MAX),
-            thread_id: event.thread_id.unwrap_or(u32::MAX),
-            flags: header_flags(r),
-            event_property: r.event_property,
-            activity_id: r.activity_id,
-            processor: 0,
-            extended: &extended,
-            payload: r.payload,
-        };
-        record_bytes(&delivered, &mut scratch).unwrap();
+        let extended = extended_items(r);
+        let event = delivered(r, clock.to_filetime(r.timestamp), &extended);
+        record_bytes(&event, &mut scratch).unwrap();
         let (record, used) = parse_record(&scratch, 8).unwrap().expect("a record");
         assert_eq!(used, scratch.len());
         assert_eq!((record.id, record.opcode, record.payload), (r.id, r.opcode, r.payload));

@@ -16,6 +16,7 @@ use windows_sys::Win32::System::Diagnostics::Etw::{
 
 use super::{ControllerError, from_windows_guid, layout, wide_z};
 use crate::live::LiveEvent;
+use nettrail_etl::write::Descriptor;
 
 /// What a [`consume`] read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -235,13 +236,15 @@ fn live_event<'a>(record: &'a EVENT_RECORD, extended: &'a [(u16, &'a [u8])], pay
     let processor = unsafe { record.BufferContext.Anonymous.ProcessorIndex };
     LiveEvent {
         provider: from_windows_guid(&h.ProviderId),
-        id: d.Id,
-        version: d.Version,
-        channel: d.Channel,
-        level: d.Level,
-        opcode: d.Opcode,
-        task: d.Task,
-        keywords: d.Keyword,
+        descriptor: Descriptor {
+            id: d.Id,
+            version: d.Version,
+            channel: d.Channel,
+            level: d.Level,
+            opcode: d.Opcode,
+            task: d.Task,
+            keywords: d.Keyword,
+        },
         timestamp: h.TimeStamp,
         process_id: h.ProcessId,
         thread_id: h.ThreadId,
@@ -336,10 +339,11 @@ mod tests {
         let mut seen = Vec::new();
         let mut on_event = |e: &LiveEvent<'_>| {
             let ext: Vec<(u16, Vec<u8>)> = e.extended.iter().map(|(k, d)| (*k, d.to_vec())).collect();
-            seen.push(e.id);
+            seen.push(e.descriptor.id);
             assert_eq!(e.provider, Guid::parse_const("2f07e2ee-15db-40f1-90ef-9d7ba282188a"));
-            assert_eq!((e.version, e.channel, e.level, e.opcode, e.task), (1, 16, 4, 12, 3));
-            assert_eq!(e.keywords, 0x8000_0000_0000_0080);
+            let d = &e.descriptor;
+            assert_eq!((d.version, d.channel, d.level, d.opcode, d.task), (1, 16, 4, 12, 3));
+            assert_eq!(d.keywords, 0x8000_0000_0000_0080);
             assert_eq!((e.timestamp, e.process_id, e.thread_id), (133_500_000_000_000_000, 4312, 7777));
             assert_eq!((e.flags, e.event_property, e.processor), (0x0241, 2, 3));
             assert_eq!(e.activity_id, Guid::parse_const("11111111-2222-3333-4444-555555555555"));

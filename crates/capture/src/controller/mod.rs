@@ -25,7 +25,7 @@
 //!     session.enable(provider)?;
 //! }
 //! nettrail_capture::controller::stop_on_ctrl_c(session.name())?;
-//! let read = consume(session.name(), &mut |event| println!("{} {}", event.provider, event.id))?;
+//! let read = consume(session.name(), &mut |event| println!("{} {}", event.provider, event.descriptor.id))?;
 //! let stats = session.stop()?;
 //! eprintln!("{} events read, {} lost", read.events, stats.events_lost);
 //! # Ok::<(), nettrail_capture::controller::ControllerError>(())
