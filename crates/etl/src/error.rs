@@ -44,6 +44,24 @@ pub enum ErrorKind {
     FileTooSmall { len: u64 },
     /// A buffer header's size field is impossible.
     BadBufferSize { size: u32, remaining: u64 },
+    /// A buffer header's size field is 0 but data follows it (a never-written
+    /// buffer is all zeros, and only at the end of a file).
+    ZeroBufferSize,
+    /// An uncompressed buffer whose size is not the session's, with no buffer after it.
+    UnexpectedBufferSize { size: u32, session: u32 },
+    /// A damaged buffer header (`cause`) was skipped: reading went on at the
+    /// next valid buffer header, or ended when there was none.
+    Resynchronized { cause: Box<ErrorKind>, skipped: u64, resumed_at: Option<u64> },
+    /// A buffer that is a byte-for-byte copy of an earlier one; it was counted once.
+    DuplicateBuffer { sequence: u64, original_offset: u64 },
+    /// The header counts more buffers than the file holds: the file was cut
+    /// short, or buffers were lost on the way.
+    MissingBuffers { written: u32, found: u32, session_end: i64, last_buffer: Option<i64> },
+    /// A compressed buffer claims more data than a buffer of the session can
+    /// hold; it is not expanded (a decompression bomb, or damage).
+    OversizedBuffer { filled: u32, limit: u32 },
+    /// The file's first bytes are not an ETL buffer header.
+    NotATrace { looks_like: String },
     /// The file ends inside a buffer (a truncated file).
     BufferTruncated { size: u32, remaining: u64 },
     /// The filled-bytes field of a buffer header is outside the buffer.
@@ -79,6 +97,41 @@ impl fmt::Display for ErrorKind {
                 f,
                 "file ends inside a buffer: its header says {size:#x} bytes, only {remaining:#x} remain (truncated file?)"
             ),
+            ZeroBufferSize => {
+                write!(f, "buffer size field is 0 but data follows (a never-written buffer is all zeros)")
+            }
+            UnexpectedBufferSize { size, session } => write!(
+                f,
+                "buffer size field is {size:#x}; expected the session's buffer size {session:#x} (no buffer follows at that size)"
+            ),
+            Resynchronized { cause, skipped, resumed_at } => {
+                write!(f, "{cause}; ")?;
+                match resumed_at {
+                    Some(at) => {
+                        write!(f, "skipped {skipped:#x} bytes, reading resumed at the next buffer, offset {at:#x}")
+                    }
+                    None => write!(f, "no valid buffer follows: the last {skipped:#x} bytes of the file were skipped"),
+                }
+            }
+            DuplicateBuffer { sequence, original_offset } => write!(
+                f,
+                "buffer is a byte-for-byte copy of the buffer at offset {original_offset:#x} (sequence number {sequence}); its events are counted once"
+            ),
+            MissingBuffers { written, found, session_end, last_buffer } => {
+                write!(f, "the trace header says the session wrote {written} buffers; the file holds {found}")?;
+                if *session_end != 0 {
+                    write!(f, "; the session ran until {}", crate::FileTime(*session_end))?;
+                    if let Some(last) = last_buffer {
+                        write!(f, ", the file's last buffer begins at {}", crate::FileTime(*last))?;
+                    }
+                }
+                write!(f, " (truncated file, or buffers lost on the way)")
+            }
+            OversizedBuffer { filled, limit } => write!(
+                f,
+                "compressed buffer claims {filled:#x} bytes once expanded; the session's buffers hold at most {limit:#x}: not expanded (damage or a decompression bomb)"
+            ),
+            NotATrace { looks_like } => write!(f, "not an .etl trace: {looks_like}"),
             BadFilledOffset { filled, limit } => {
                 write!(f, "buffer filled-bytes field is {filled:#x}; expected between 0x48 and {limit:#x}")
             }
@@ -111,6 +164,26 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// What this kind of damage is, in a few words, to count many of a kind.
+    pub fn class(&self) -> &'static str {
+        use ErrorKind::*;
+        match self {
+            FileTooSmall { .. } | NotATrace { .. } => "not a trace",
+            BadBufferSize { .. } | ZeroBufferSize | UnexpectedBufferSize { .. } => "damaged buffer headers",
+            Resynchronized { cause, .. } => cause.class(),
+            BufferTruncated { .. } => "buffers cut short",
+            BadFilledOffset { .. } => "impossible filled sizes",
+            DuplicateBuffer { .. } => "duplicated buffers",
+            MissingBuffers { .. } => "missing buffers",
+            OversizedBuffer { .. } => "compressed buffers claiming more than a buffer holds",
+            MissingHeaderEvent { .. } | ShortHeaderEvent { .. } => "a damaged trace header",
+            UnknownMarker { .. } | BadRecordSize { .. } | BadExtendedItem { .. } => "damaged records",
+            Decompress { .. } | ShortDecompressedBuffer { .. } => "damaged compressed buffers",
+        }
+    }
+}
+
 /// An error reading a trace, located in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
@@ -120,7 +193,11 @@ pub struct Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}: {}", self.location, self.kind)
+        match &self.kind {
+            // What the whole file is: no place in it to name.
+            ErrorKind::NotATrace { .. } => write!(f, "{}", self.kind),
+            kind => write!(f, "at {}: {kind}", self.location),
+        }
     }
 }
 

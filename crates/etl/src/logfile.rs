@@ -42,6 +42,9 @@ pub struct LogfileHeader {
     pub log_file_name: String,
 }
 
+/// Most logical processors Windows supports (a buffer's processor index has 11 bits).
+pub const MAX_PROCESSORS: u32 = 2048;
+
 /// Bytes of the fixed part, by pointer size (the two name pointers and the
 /// alignment before BootTime make the 64-bit form 8 bytes longer).
 pub const fn fixed_size(pointer_size: u8) -> usize {
@@ -90,6 +93,45 @@ impl LogfileHeader {
             logger_name: logger_name.to_string_lossy(),
             log_file_name: log_file_name.to_string_lossy(),
         })
+    }
+
+    /// Fields whose values no session has, as (field, value, what was
+    /// expected). Readers show them flagged and never size anything by them.
+    pub fn implausible_fields(&self) -> Vec<(&'static str, u64, &'static str)> {
+        let mut out = Vec::new();
+        let mut check = |ok: bool, field, value: u64, expected| {
+            if !ok {
+                out.push((field, value, expected));
+            }
+        };
+        check(
+            (0x48..=16 << 20).contains(&self.buffer_size),
+            "BufferSize",
+            u64::from(self.buffer_size),
+            "0x48 to 16 MiB (the most ETW allows)",
+        );
+        check(matches!(self.pointer_size, 4 | 8), "PointerSize", u64::from(self.pointer_size), "4 or 8");
+        check(
+            (1..=MAX_PROCESSORS).contains(&self.number_of_processors),
+            "NumberOfProcessors",
+            u64::from(self.number_of_processors),
+            "1 to 2048 (the processor index of a buffer has 11 bits)",
+        );
+        check(self.events_lost != u32::MAX, "EventsLost", u64::from(self.events_lost), "a count, not all bits set");
+        check(
+            self.buffers_lost != u32::MAX && (self.buffers_written == 0 || self.buffers_lost <= self.buffers_written),
+            "BuffersLost",
+            u64::from(self.buffers_lost),
+            "at most the buffers written",
+        );
+        check(self.perf_freq >= 0, "PerfFreq", self.perf_freq as u64, "a positive frequency");
+        check(
+            self.end_time == 0 || self.end_time >= self.start_time,
+            "EndTime",
+            self.end_time as u64,
+            "0 or a time after StartTime",
+        );
+        out
     }
 
     /// The clock that turns this session's raw timestamps into FILETIME;

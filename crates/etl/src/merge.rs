@@ -91,7 +91,7 @@ struct LoadedBuffer<'d> {
 fn load<'d>(trace: &Trace<'d>, info: &BufferInfo) -> LoadedBuffer<'d> {
     let (bytes, contents_error) = if info.header.is_compressed() {
         let mut out = Vec::new();
-        let error = decompress_buffer(trace.data(), info, &mut out);
+        let error = decompress_buffer(trace.data(), info, trace.session().buffer_size, &mut out);
         (BufferBytes::Decompressed(out), error)
     } else {
         let contents = uncompressed_contents(trace.data(), info);
@@ -117,6 +117,13 @@ fn load<'d>(trace: &Trace<'d>, info: &BufferInfo) -> LoadedBuffer<'d> {
 const BATCH_BUFFERS: usize = 64;
 const BATCH_BYTES: usize = 32 << 20;
 
+/// Most bytes of buffers open at once. A real trace has about one buffer per
+/// CPU open (their times overlap); a hostile one can make every buffer's
+/// times overlap, which would keep the whole trace decompressed. Past this,
+/// the merge finishes the open buffers before opening more: the later
+/// buffers' earlier events then come after (see [`EventStream::reordered`]).
+const OPEN_BYTES: usize = 256 << 20;
+
 /// The merged, time-ordered records of a trace.
 ///
 /// A lending stream: each [`EventStream::next`] borrows the stream, because
@@ -137,7 +144,14 @@ pub struct EventStream<'t, 'd> {
     /// Pages of finished buffers go back to the OS (for a trace opened from a file).
     releaser: Releaser<'t, 'd>,
     pending_errors: VecDeque<Error>,
-    walk_error: Option<Error>,
+    /// Bytes of the buffers open in the heap.
+    open_bytes: usize,
+    /// Timestamp of the latest event handed out.
+    last_timestamp: u64,
+    /// Buffers opened late because [`OPEN_BYTES`] were open.
+    reordered: u64,
+    /// Damage along the chain of buffers, reported after every event.
+    walk_damage: VecDeque<Error>,
 }
 
 impl std::fmt::Debug for EventStream<'_, '_> {
@@ -172,7 +186,10 @@ impl<'t, 'd> EventStream<'t, 'd> {
             retired: Vec::new(),
             releaser: Releaser::new(trace),
             pending_errors: VecDeque::new(),
-            walk_error: trace.walk_error().cloned(),
+            open_bytes: 0,
+            last_timestamp: 0,
+            reordered: 0,
+            walk_damage: trace.damage().iter().cloned().collect(),
         }
     }
 
@@ -219,7 +236,13 @@ impl<'t, 'd> EventStream<'t, 'd> {
             return;
         };
         match buffer.index.first() {
-            Some(&(ts, _)) => self.heap.push(Reverse((ts, position as u32))),
+            Some(&(ts, _)) => {
+                if ts < self.last_timestamp {
+                    self.reordered += 1;
+                }
+                self.open_bytes += buffer.info.header.filled as usize;
+                self.heap.push(Reverse((ts, position as u32)));
+            }
             None => {
                 self.pending_errors.extend(buffer.errors.drain(..));
                 self.releaser.done(&buffer.info);
@@ -235,9 +258,17 @@ impl<'t, 'd> EventStream<'t, 'd> {
             if let Some(slot) = self.slots.get_mut(position as usize)
                 && let Some(buffer) = slot.take()
             {
+                self.open_bytes = self.open_bytes.saturating_sub(buffer.info.header.filled as usize);
                 self.releaser.done(&buffer.info);
             }
         }
+    }
+
+    /// How many buffers were opened after events later than their first,
+    /// because too many buffers overlapped in time (a trace built to exhaust
+    /// memory): their earlier events came out of time order. 0 for real traces.
+    pub fn reordered(&self) -> u64 {
+        self.reordered
     }
 
     /// The next position in time order, or an error to report in its place.
@@ -252,6 +283,9 @@ impl<'t, 'd> EventStream<'t, 'd> {
                 if self.heap.peek().is_some_and(|Reverse((ts, _))| first > *ts) {
                     break;
                 }
+                if self.open_bytes >= OPEN_BYTES && !self.heap.is_empty() {
+                    break;
+                }
                 self.open_next();
                 if !self.pending_errors.is_empty() {
                     break;
@@ -261,7 +295,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
                 continue;
             }
             let Some(Reverse((_, position))) = self.heap.pop() else {
-                return self.walk_error.take().map(Err);
+                return self.walk_damage.pop_front().map(Err);
             };
             let Some(Some(buffer)) = self.slots.get_mut(position as usize) else {
                 continue;
@@ -277,6 +311,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
                     self.retired.push(position);
                 }
             }
+            self.last_timestamp = self.last_timestamp.max(timestamp);
             return Some(Ok(EventRef { slot: position, offset, timestamp }));
         }
     }

@@ -254,7 +254,7 @@ impl Summary {
     fn finish(partial: Partial, trace: &Trace<'_>) -> Summary {
         let mut summary = partial.summary;
         summary.errors.sort_by_key(|e| (e.location.buffer_index, e.location.offset_in_buffer));
-        summary.errors.extend(trace.walk_error().cloned());
+        summary.errors.extend(trace.damage().iter().cloned());
         let mut providers: Vec<ProviderSummary> = partial
             .providers
             .into_iter()

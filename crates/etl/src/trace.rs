@@ -1,7 +1,9 @@
 //! An opened trace: the header event, the index of buffers, and each
 //! buffer's records in file order.
 
-use crate::buffer::{BUFFER_HEADER_SIZE, BufferHeader, BufferWalk, MAX_BUFFER_SIZE};
+use std::collections::HashMap;
+
+use crate::buffer::{BUFFER_HEADER_SIZE, BufferHeader, BufferWalk, MAX_BUFFER_SIZE, Session};
 use crate::clock::Clock;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::file::TraceFile;
@@ -72,8 +74,51 @@ pub struct Trace<'data> {
     header_timestamp: u64,
     clock: Clock,
     pointer_size: u8,
+    /// What every buffer is checked against (the most a buffer holds).
+    session: Session,
     buffers: Vec<BufferInfo>,
-    walk_error: Option<Error>,
+    /// Damage the walk along the buffers found: skipped headers, duplicated
+    /// buffers, buffers missing from the file. In file order.
+    damage: Vec<Error>,
+    notes: Vec<Note>,
+}
+
+/// Something about the file worth saying that is not damage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Note {
+    /// The file holds more buffers than the header counts, or the header
+    /// counts none: the session was not stopped cleanly (the header is
+    /// finished when the session stops).
+    NotClosedCleanly { written: u32, found: u32, end_time: i64 },
+    /// Two different buffers carry the same sequence number.
+    SequenceReused { sequence: u64, offsets: (u64, u64) },
+    /// A trace header field with a value no session has; it is shown, never used to size anything.
+    ImplausibleHeaderField { field: &'static str, value: u64, expected: &'static str },
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::NotClosedCleanly { written: 0, end_time: 0, .. } => {
+                f.write_str("the session was not stopped cleanly: the header has no end time and no buffer count")
+            }
+            Note::NotClosedCleanly { written, found, .. } => write!(
+                f,
+                "the file holds {found} buffers where the header counts {written}: the session was not stopped cleanly"
+            ),
+            Note::SequenceReused { sequence, offsets: (a, b) } => write!(
+                f,
+                "the buffers at offsets {a:#x} and {b:#x} differ but carry the same sequence number {sequence}"
+            ),
+            Note::ImplausibleHeaderField { field, value, expected } => {
+                write!(
+                    f,
+                    "the trace header's {field} is {value} ({value:#x}); expected {expected}: implausible, not used"
+                )
+            }
+        }
+    }
 }
 
 /// Gathers the file ranges of buffers a reader is done with, and releases
@@ -138,7 +183,7 @@ pub struct BufferContents<'a> {
 impl<'data> Trace<'data> {
     /// Reads the header event and indexes every buffer. Fails only when the
     /// file has no readable trace header; damage later in the file is kept in
-    /// [`Trace::walk_error`] and reported after the good buffers before it.
+    /// [`Trace::damage`] and reported after the good buffers.
     pub fn parse(data: &'data [u8]) -> Result<Trace<'data>> {
         Trace::parse_from(data, None)
     }
@@ -154,31 +199,40 @@ impl<'data> Trace<'data> {
         /// The walk hands back the pages of the headers it read in steps of this size.
         const RELEASE_STEP: usize = 64 << 20;
         let mut walk = BufferWalk::new(data);
+        let not_a_trace = |kind: ErrorKind| Error {
+            location: Location::default(),
+            kind: crate::sniff::looks_like(data).map_or(kind, |looks_like| ErrorKind::NotATrace { looks_like }),
+        };
         let too_small =
             || Error { location: Location::default(), kind: ErrorKind::FileTooSmall { len: data.len() as u64 } };
-        let first = walk.next().ok_or_else(too_small)??;
+        let first = match walk.next() {
+            None => return Err(not_a_trace(too_small().kind)),
+            Some(Err(e)) => return Err(not_a_trace(e.kind)),
+            Some(Ok(first)) => first,
+        };
         let mut first_info = BufferInfo::new(&first);
 
         // The header event gives the pointer size, so read it with the widest default.
         let mut scratch = Vec::new();
-        let contents = buffer_contents(data, &first_info, &mut scratch);
+        let contents = buffer_contents(data, &first_info, MAX_BUFFER_SIZE, &mut scratch);
         let mut records = BufferRecords::new(contents.bytes, &first_info, 8);
         let header_record = match records.next() {
             Some(Ok((_, record))) => record,
-            Some(Err(e)) => return Err(e),
+            Some(Err(e)) => return Err(not_a_trace(e.kind)),
             None => {
-                return Err(contents.error.unwrap_or_else(|| {
+                let e = contents.error.unwrap_or_else(|| {
                     first_info.error(
                         BUFFER_HEADER_SIZE,
                         ErrorKind::MissingHeaderEvent { found: "an empty buffer".to_string() },
                     )
-                }));
+                });
+                return Err(not_a_trace(e.kind));
             }
         };
         if !header_record.is_trace_header() {
-            return Err(
-                first_info.error(BUFFER_HEADER_SIZE, ErrorKind::MissingHeaderEvent { found: header_record.describe() })
-            );
+            let e =
+                first_info.error(BUFFER_HEADER_SIZE, ErrorKind::MissingHeaderEvent { found: header_record.describe() });
+            return Err(Error { kind: not_a_trace(e.kind.clone()).kind, ..e });
         }
         let needed = fixed_size(header_record.pointer_size);
         let header = LogfileHeader::parse(header_record.payload, header_record.pointer_size).ok_or_else(|| {
@@ -189,31 +243,98 @@ impl<'data> Trace<'data> {
         first_info.first_timestamp = Some(header_timestamp);
         let pointer_size = if header.pointer_size == 4 { 4 } else { header_record.pointer_size };
         let clock = header.clock(header_timestamp);
+        let mut notes: Vec<Note> = header
+            .implausible_fields()
+            .into_iter()
+            .map(|(field, value, expected)| Note::ImplausibleHeaderField { field, value, expected })
+            .collect();
+        let session = Session::from_buffer_size(header.buffer_size, header.buffers_written).unwrap_or_else(|| {
+            infer_session(data, first_info.offset + first_info.stored_len as u64, header.buffers_written)
+        });
+        walk.set_session(session);
 
         let mut buffers = vec![first_info];
-        let mut walk_error = None;
+        let mut damage = Vec::new();
+        // Sequence number → position in `buffers`, to tell copies of a buffer.
+        let mut by_sequence: HashMap<u64, usize> = HashMap::new();
+        by_sequence.insert(first_info.header.sequence_number, 0);
         let mut released = 0;
         for buffer in walk {
-            match buffer {
-                Ok(b) => {
-                    let mut info = BufferInfo::new(&b);
-                    info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
-                    let at = info.offset as usize;
-                    buffers.push(info);
-                    if let Some(file) = file
-                        && at - released >= RELEASE_STEP
-                    {
-                        file.release(released..at);
-                        released = at;
+            let b = match buffer {
+                Ok(b) => b,
+                Err(e) => {
+                    damage.push(e);
+                    continue;
+                }
+            };
+            let mut info = BufferInfo::new(&b);
+            info.index = buffers.len() as u32;
+            match by_sequence.get(&b.header.sequence_number) {
+                Some(&earlier) => {
+                    let original = &buffers[earlier];
+                    if raw_buffer(data, original) == b.raw {
+                        let kind = ErrorKind::DuplicateBuffer {
+                            sequence: b.header.sequence_number,
+                            original_offset: original.offset,
+                        };
+                        damage.push(info.error(0, kind));
+                        continue;
+                    }
+                    if notes.len() < MAX_NOTES {
+                        notes.push(Note::SequenceReused {
+                            sequence: b.header.sequence_number,
+                            offsets: (original.offset, b.offset),
+                        });
                     }
                 }
-                Err(e) => walk_error = Some(e),
+                None => {
+                    by_sequence.insert(b.header.sequence_number, buffers.len());
+                }
+            }
+            info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
+            let at = info.offset as usize;
+            buffers.push(info);
+            if let Some(file) = file
+                && at - released >= RELEASE_STEP
+            {
+                file.release(released..at);
+                released = at;
             }
         }
         if let Some(file) = file {
             file.release(released..data.len());
         }
-        Ok(Trace { data, file, header, header_timestamp, clock, pointer_size, buffers, walk_error })
+        // Buffers in the file: those read, and those whose damaged header was skipped.
+        let skipped: u32 = damage
+            .iter()
+            .map(|e| match e.kind {
+                ErrorKind::Resynchronized { skipped, .. } => {
+                    u32::try_from(skipped.div_ceil(u64::from(session.buffer_size))).unwrap_or(u32::MAX).max(1)
+                }
+                _ => 0,
+            })
+            .sum();
+        let found = (buffers.len() as u32).saturating_add(skipped);
+        let circular = header.log_file_mode & 0x2 != 0;
+        if header.buffers_written > found && !circular {
+            let last_buffer = buffers.iter().filter_map(|b| b.first_timestamp).max().map(|t| clock.to_filetime(t));
+            let location = Location {
+                buffer_index: found,
+                buffer_offset: data.len() as u64,
+                offset_in_buffer: 0,
+                compressed: false,
+            };
+            let kind = ErrorKind::MissingBuffers {
+                written: header.buffers_written,
+                found,
+                session_end: header.end_time,
+                last_buffer,
+            };
+            damage.push(Error { location, kind });
+        } else if (header.buffers_written < found && !circular) || header.end_time == 0 {
+            notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
+        }
+        Ok(Trace { data, file, header, header_timestamp, clock, pointer_size, session, buffers, damage, notes })
     }
 
     /// Tells the OS these bytes will not be read again soon (only for a
@@ -253,14 +374,26 @@ impl<'data> Trace<'data> {
         &self.buffers
     }
 
-    /// The error that stopped the walk along the buffer chain, if any.
-    pub fn walk_error(&self) -> Option<&Error> {
-        self.walk_error.as_ref()
+    /// Damage found along the chain of buffers (skipped headers, copies of
+    /// buffers, buffers missing from the file), in file order. The damage
+    /// inside buffers is found by reading their records.
+    pub fn damage(&self) -> &[Error] {
+        &self.damage
+    }
+
+    /// What is worth saying about the file that is not damage.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The session every buffer is checked against.
+    pub fn session(&self) -> Session {
+        self.session
     }
 
     /// The bytes of a buffer, decompressing into `scratch` if it is compressed.
     pub fn contents<'s>(&'s self, info: &BufferInfo, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
-        buffer_contents(self.data, info, scratch)
+        buffer_contents(self.data, info, self.session.buffer_size, scratch)
     }
 
     /// The records of a buffer's contents, in file order.
@@ -274,9 +407,26 @@ fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
     data.get(start..start.saturating_add(info.stored_len)).unwrap_or_default()
 }
 
-fn buffer_contents<'s>(data: &'s [u8], info: &BufferInfo, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
+/// Notes kept at most (a file can repeat a sequence number in every buffer).
+const MAX_NOTES: usize = 16;
+
+/// The session of a trace whose header gives an impossible buffer size: the
+/// size of the first data buffer when it is uncompressed (they all have the
+/// session's size), else the largest ETW allows.
+fn infer_session(data: &[u8], second_buffer: u64, buffers_written: u32) -> Session {
+    let at = usize::try_from(second_buffer).unwrap_or(usize::MAX);
+    data.get(at..)
+        .and_then(BufferHeader::parse)
+        .filter(|h| !h.is_compressed())
+        .and_then(|h| Session::from_buffer_size(h.buffer_size, buffers_written))
+        .unwrap_or(Session { buffer_size: MAX_BUFFER_SIZE, buffers_written })
+}
+
+/// `limit`: the most bytes a buffer of the session holds (a compressed
+/// buffer claiming more is not expanded).
+fn buffer_contents<'s>(data: &'s [u8], info: &BufferInfo, limit: u32, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
     if info.header.is_compressed() {
-        let error = decompress_buffer(data, info, scratch);
+        let error = decompress_buffer(data, info, limit, scratch);
         BufferContents { bytes: scratch, error }
     } else {
         uncompressed_contents(data, info)
@@ -308,7 +458,7 @@ fn truncation_error(info: &BufferInfo) -> Error {
 /// Decompresses a compressed buffer into `out` (its 0x48-byte header first, so
 /// record offsets match an uncompressed buffer's). Returns the error that cut
 /// the data short; `out` then holds everything decoded before it.
-pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, out: &mut Vec<u8>) -> Option<Error> {
+pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, limit: u32, out: &mut Vec<u8>) -> Option<Error> {
     let raw = raw_buffer(data, info);
     let h = &info.header;
     let filled = h.filled as usize;
@@ -316,9 +466,13 @@ pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, out: &mut Vec<u8
     if filled == 0 {
         return None;
     }
-    if filled < BUFFER_HEADER_SIZE || h.filled > MAX_BUFFER_SIZE {
-        return Some(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit: MAX_BUFFER_SIZE }));
+    if filled < BUFFER_HEADER_SIZE {
+        return Some(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit }));
     }
+    if h.filled > limit {
+        return Some(info.error(0x30, ErrorKind::OversizedBuffer { filled: h.filled, limit }));
+    }
+    out.reserve(filled);
     out.extend_from_slice(raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
     let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
     let expected = filled - BUFFER_HEADER_SIZE;

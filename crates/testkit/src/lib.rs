@@ -5,6 +5,8 @@
 //! from other projects and is never copied in. A missing corpus fails the
 //! tests that need it: it is not a reason to skip them.
 
+pub mod hostile;
+
 use std::path::PathBuf;
 
 use serde_json::Value;

@@ -312,6 +312,16 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Rec
     Ok(Some((record, span)))
 }
 
+/// Whether `data` begins the way a record does: a known marker and a header
+/// whose size fits its kind (the record may run past `data`, a prefix).
+pub(crate) fn starts_record(data: &[u8]) -> bool {
+    match parse_record(data, 8) {
+        Ok(Some(_)) => true,
+        Err(ErrorKind::BadRecordSize { size, minimum, remaining }) => size >= minimum && size > remaining,
+        _ => false,
+    }
+}
+
 /// Where the raw timestamp of the record at the start of `data` is, read
 /// without checking the rest of the record; `None` if the record has none (a
 /// WPP message without the timestamp option) or the marker is not a record's.
