@@ -63,9 +63,12 @@ fn systemtime_text(t: &[u16; 8]) -> String {
 }
 
 fn hex_bytes(out: &mut String, b: &[u8], upper: bool) {
+    let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    out.reserve(2 + 2 * b.len());
     out.push_str("0x");
-    for byte in b {
-        let _ = if upper { write!(out, "{byte:02X}") } else { write!(out, "{byte:02x}") };
+    for &byte in b {
+        out.push(char::from(digits[usize::from(byte >> 4)]));
+        out.push(char::from(digits[usize::from(byte & 15)]));
     }
 }
 
@@ -191,6 +194,9 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// JSON escaping, plus `\uXXXX` for the characters a terminal acts on
+/// ([`crate::safe_text::needs_escape`]) that JSON itself allows raw: DEL,
+/// C1 controls, bidirectional controls, line and paragraph separators.
 fn json_escaped(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
@@ -201,7 +207,17 @@ fn json_escaped(out: &mut Vec<u8>, s: &str) {
             b'\n' => b"\\n",
             b'\r' => b"\\r",
             b'\t' => b"\\t",
-            0..=0x1F => b"",
+            0..=0x1F | 0x7F => b"",
+            // Lead bytes of the multi-byte characters to check.
+            0xC2 | 0xD8 | 0xE2 => {
+                let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else { continue };
+                if c as u32 >= 0x80 && crate::safe_text::needs_escape(c) {
+                    out.extend_from_slice(&bytes[start..i]);
+                    let _ = std::io::Write::write_fmt(out, format_args!("\\u{:04x}", c as u32));
+                    start = i + c.len_utf8();
+                }
+                continue;
+            }
             _ => continue,
         };
         out.extend_from_slice(&bytes[start..i]);

@@ -8,6 +8,7 @@
 //! [`EventSchema`]; [`payload::decode`] turns its payload into [`Value`]s;
 //! [`format`](mod@format) shows them as TDH would, or as typed JSON; [`message`] renders
 //! the event's message.
+//! [`safe_text`] makes the trace's strings safe for terminals and spreadsheets.
 
 pub mod builtin;
 mod coverage;
@@ -19,6 +20,7 @@ pub mod message;
 mod names;
 pub mod payload;
 mod registry;
+pub mod safe_text;
 pub mod schema;
 pub mod sources;
 pub mod value;
