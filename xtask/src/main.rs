@@ -4,6 +4,7 @@
 
 mod bench;
 mod gen_layouts;
+mod hostile;
 mod repeat;
 mod synth;
 
@@ -48,6 +49,11 @@ enum Task {
     },
     /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
     Bench(bench::Args),
+    /// Write one file per class of hostile input (seeds for the fuzzers, traces to try by hand).
+    Hostile {
+        #[arg(default_value = "target/hostile")]
+        output: PathBuf,
+    },
     /// Write the built-in layouts of the network providers from the reference facts.
     GenLayouts {
         /// The reference directory (`schemas/*.json`, `manifests/*.man`).
@@ -71,6 +77,7 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Bench(args) => bench::run(&args)?,
         Task::GenLayouts { reference, output } => gen_layouts::run(&reference, &output)?,
+        Task::Hostile { output } => hostile::run(&output)?,
     }
     Ok(())
 }

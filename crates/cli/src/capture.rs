@@ -79,8 +79,8 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     match &args.output {
         Some(path) => {
             std::fs::write(path, &xml).with_context(|| format!("{}: cannot write", path.display()))?;
-            eprintln!(
-                "nettrail: wrote {}; record with `wpr -start {}!{} -filemode`, stop with `wpr -stop trace.etl`",
+            say!(
+                "wrote {}; record with `wpr -start {}!{} -filemode`, stop with `wpr -stop trace.etl`",
                 path.display(),
                 path.display(),
                 wprp::PROFILE_NAME
@@ -127,7 +127,7 @@ pub fn start(args: &StartArgs) -> anyhow::Result<Outcome> {
     } else {
         format!("to {}", state.temp().display())
     };
-    eprintln!("nettrail: recording {mode}. Reproduce the problem, then `nettrail stop -o trace.etl`.");
+    say!("recording {mode}. Reproduce the problem, then `nettrail stop -o trace.etl`.");
     Ok(Outcome::Complete)
 }
 
@@ -138,13 +138,13 @@ pub fn stop(args: &StopArgs, quiet: bool) -> anyhow::Result<Outcome> {
     let out = args.output.clone().unwrap_or_else(|| PathBuf::from(default_name(SystemTime::now())));
     let out = std::path::absolute(&out).unwrap_or(out);
     if !quiet {
-        eprintln!("nettrail: stopping and merging into {} (this takes a while)…", out.display());
+        say!("stopping and merging into {} (this takes a while)…", out.display());
     }
     let result = wpr.stop(&out, recording.clr, &interrupted);
     state.forget();
     result?;
     let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
-    eprintln!("nettrail: trace written, {:.1} MB", size as f64 / 1e6);
+    say!("trace written, {:.1} MB", size as f64 / 1e6);
     println!("{}", out.display());
     if args.view {
         return view(&out, quiet);
@@ -162,7 +162,7 @@ fn view(trace: &Path, quiet: bool) -> anyhow::Result<Outcome> {
 pub fn status() -> anyhow::Result<Outcome> {
     let wpr = Wpr::find()?;
     let state = StateDir::locate();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::visible::Visible::new(std::io::stdout().lock());
     let run = wpr.status()?;
     match state.load() {
         Some(r) if run.success => {
@@ -202,8 +202,8 @@ pub fn cancel() -> anyhow::Result<Outcome> {
     let result = wpr.cancel();
     state.forget();
     match result {
-        Ok(_) => eprintln!("nettrail: recording cancelled, nothing written"),
-        Err(CaptureError::Wpr { code: Some(0xc558_3000), .. }) => eprintln!("nettrail: no recording was running"),
+        Ok(_) => say!("recording cancelled, nothing written"),
+        Err(CaptureError::Wpr { code: Some(0xc558_3000), .. }) => say!("no recording was running"),
         Err(e) => return Err(e.into()),
     }
     Ok(Outcome::Complete)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
-use nettrail_etl::{BufferSummary, FileTime, Releaser, Summary, Trace};
+use nettrail_etl::{BufferSummary, FileTime, Note, Releaser, Summary, Trace};
 use nettrail_stacks::{BufferScan, Code};
 use rayon::prelude::*;
 use serde_json::{Value, json};
@@ -42,15 +42,17 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &report)?;
-            writeln!(out)?;
+            let text = serde_json::to_string_pretty(&report)?;
+            writeln!(out, "{}", nettrail_decode::safe_text::json_safe(&text))?;
         }
-        Format::Text => write_text(&mut out, &report)?,
+        Format::Text => {
+            let mut visible = crate::visible::Visible::new(&mut out);
+            write_text(&mut visible, &report)?;
+            visible.flush()?;
+        }
     }
     out.flush()?;
-    for error in &summary.errors {
-        crate::report_damage(&args.trace, error);
-    }
+    crate::report_damage(&args.trace, &summary.errors);
     Ok(if summary.errors.is_empty() { Outcome::Complete } else { Outcome::Damaged })
 }
 
@@ -128,11 +130,19 @@ pub(crate) fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, cov
             })
         })
         .collect();
+    let implausible: Vec<&str> = trace
+        .notes()
+        .iter()
+        .filter_map(|n| match n {
+            Note::ImplausibleHeaderField { field, .. } => Some(*field),
+            _ => None,
+        })
+        .collect();
     let record_kinds: serde_json::Map<String, Value> =
         s.record_kinds.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect();
     let extended: serde_json::Map<String, Value> =
         s.extended_items.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect();
-    json!({
+    let mut report = json!({
         "file": path.display().to_string(),
         "file_bytes": trace.data().len(),
         "events": s.events,
@@ -146,7 +156,7 @@ pub(crate) fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, cov
             (Some(a), Some(b)) => Some(clock.seconds_between(a, b)),
             _ => None,
         },
-        "pointer_size": h.pointer_size,
+        "pointer_size": trace.pointer_size(),
         "build": h.build,
         "os_version": format!("{}.{}", h.os_version.0, h.os_version.1),
         "log_file_version": format!("{}.{}", h.layout_version.0, h.layout_version.1),
@@ -181,7 +191,10 @@ pub(crate) fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, cov
         "undecoded_events": coverage.undecoded(),
         "extended_items": extended,
         "errors": s.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
-    })
+    });
+    report["notes"] = json!(trace.notes().iter().map(|n| n.to_string()).collect::<Vec<_>>());
+    report["implausible_header_fields"] = json!(implausible);
+    report
 }
 
 /// Stacks and modules: how many events have a stack (joined StackWalk
@@ -209,6 +222,11 @@ pub(crate) fn add_code(report: &mut Value, s: &Summary, code: &Code) {
 }
 
 fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
+    let implausible = |field: &str| {
+        r["implausible_header_fields"].as_array().is_some_and(|f| f.iter().any(|v| v.as_str() == Some(field)))
+    };
+    // A header value no session has is shown flagged, never as a fact.
+    let flagged = |field: &str, v: String| if implausible(field) { format!("{v} (implausible)") } else { v };
     let s = |k: &str| match &r[k] {
         Value::String(s) => s.clone(),
         Value::Null => "-".to_string(),
@@ -227,11 +245,12 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "windows       {} build {}, {} CPUs, {}-bit pointers, log file format {}",
+        "windows       {} build {}, {} CPUs, {}-bit pointers{}, log file format {}",
         s("os_version"),
         s("build"),
-        s("cpus"),
+        flagged("NumberOfProcessors", s("cpus")),
         r["pointer_size"].as_u64().unwrap_or(0) * 8,
+        if implausible("PointerSize") { " (the header's value is implausible)" } else { "" },
         s("log_file_version")
     )?;
     writeln!(out, "clock         {} (type {}), {} ticks/s", s("clock"), s("clock_type"), s("perf_freq"))?;
@@ -249,7 +268,7 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
         out,
         "buffers       {} of {} bytes, {} compressed ({} bytes stored, {} filled, {} unused)",
         s("buffers"),
-        s("buffer_size"),
+        flagged("BufferSize", s("buffer_size")),
         s("compressed_buffers"),
         s("stored_bytes"),
         s("decompressed_bytes"),
@@ -258,8 +277,8 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
     writeln!(
         out,
         "lost          {} events, {} buffers (buffers flagged: {} with lost events, {} lost)",
-        s("events_lost"),
-        s("buffers_lost"),
+        flagged("EventsLost", s("events_lost")),
+        flagged("BuffersLost", s("buffers_lost")),
         s("buffers_flagged_events_lost"),
         s("buffers_flagged_buffer_lost")
     )?;
@@ -294,6 +313,9 @@ fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
         s("decoded_events"),
         if undecoded.is_empty() { String::new() } else { format!("; not decoded: {undecoded}") }
     )?;
+    for note in r["notes"].as_array().into_iter().flatten() {
+        writeln!(out, "note          {}", note.as_str().unwrap_or_default())?;
+    }
     for error in r["errors"].as_array().into_iter().flatten() {
         writeln!(out, "DAMAGE        {}", error.as_str().unwrap_or_default())?;
     }

@@ -64,7 +64,7 @@ impl Printer {
         match self.format {
             Format::Table => {
                 for r in &fresh {
-                    writeln!(out, "{}", self.line(r.row))?;
+                    writeln!(out, "{}", nettrail_decode::safe_text::visible(&self.line(r.row)))?;
                 }
             }
             format => {
@@ -120,7 +120,7 @@ fn replay(path: &std::path::Path, args: &Args, quiet: bool) -> anyhow::Result<Ou
     let mut schemas = Schemas::new();
     for warning in schemas.learn(&trace) {
         if !quiet {
-            eprintln!("nettrail: {}: {warning}", path.display());
+            say!("{}: {warning}", path.display());
         }
     }
     let start = clock.to_filetime(trace.header_timestamp());
@@ -130,12 +130,13 @@ fn replay(path: &std::path::Path, args: &Args, quiet: bool) -> anyhow::Result<Ou
     let mut events = trace.events();
     let mut next_print = start;
     let mut outcome = Outcome::Complete;
+    let mut damage = Vec::new();
     let mut scratch = Vec::new();
     while let Some(event) = events.next() {
         let event = match event {
             Ok(e) => e,
             Err(e) => {
-                crate::report_damage(path, &e);
+                damage.push(e);
                 outcome = Outcome::Damaged;
                 continue;
             }
@@ -152,6 +153,7 @@ fn replay(path: &std::path::Path, args: &Args, quiet: bool) -> anyhow::Result<Ou
         }
     }
     printer.print(&live, i64::MAX, true, &mut out)?;
+    crate::report_damage(path, &damage);
     Ok(outcome)
 }
 
@@ -178,12 +180,12 @@ fn real_time(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut session = controller::Session::start(&name, &config)?;
     for p in &scenario.providers {
         if let Err(e) = session.enable(p) {
-            eprintln!("nettrail: {}: {e}", p.label);
+            say!("{}: {e}", p.label);
         }
     }
     controller::stop_on_ctrl_c(&name)?;
     if !quiet {
-        eprintln!("nettrail: live session {name} running; Ctrl-C to stop");
+        say!("live session {name} running; Ctrl-C to stop");
     }
     let now = || {
         let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -219,7 +221,7 @@ fn real_time(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     printer.lock().unwrap_or_else(|p| p.into_inner()).print(&live, i64::MAX, true, &mut std::io::stdout().lock())?;
     consumed?;
     if !quiet {
-        eprintln!("nettrail: session stopped; {} events lost, {} buffers lost", stats.events_lost, stats.buffers_lost);
+        say!("session stopped; {} events lost, {} buffers lost", stats.events_lost, stats.buffers_lost);
     }
     Ok(Outcome::Complete)
 }

@@ -2,6 +2,15 @@
 //! `.etl` traces on any OS. The work lives in the library crates; this crate
 //! parses flags, opens files, chooses output formats and shows progress.
 
+/// Prints a message on stderr after `nettrail: `. Messages quote file names
+/// and what traces say, so every control character in them is shown as an
+/// escape (one message, one line; nothing for the terminal to act on).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::visible::message(&format!($($arg)*))
+    };
+}
+
 mod capture;
 mod dump;
 mod export;
@@ -14,6 +23,7 @@ mod stack;
 mod symbols;
 mod tables;
 mod view;
+mod visible;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -76,7 +86,17 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with success; any usage error is
+            // "nothing could be read" (clap's own default would be 2, which
+            // here means a damaged trace).
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
+    nettrail_etl::file::stop_cleanly_if_truncated_while_mapped();
     let result = match &cli.command {
         Command::Info(args) => info::run(args, cli.quiet),
         Command::Dump(args) => dump::run(args, cli.quiet),
@@ -99,7 +119,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Damaged) => ExitCode::from(2),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("nettrail: {e:#}");
+            say!("{e:#}");
             ExitCode::from(1)
         }
     }
@@ -120,9 +140,41 @@ fn parse<'a>(path: &Path, file: &'a TraceFile) -> anyhow::Result<Trace<'a>> {
     Trace::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-/// Reports damage found in a trace on stderr, naming the file.
-fn report_damage(path: &Path, error: &nettrail_etl::Error) {
-    eprintln!("nettrail: {}: {error}", path.display());
+/// Says when the merge read buffers out of time order (a trace whose
+/// buffers all overlap in time, as only a hostile one does).
+fn report_reordered(path: &Path, buffers: u64) {
+    if buffers > 0 {
+        say!(
+            "{}: note: {buffers} buffers overlapped in time with more than 256 MiB of others; \
+             their events were read after those, out of time order",
+            path.display()
+        );
+    }
+}
+
+/// Damage reported one by one; past this, by count.
+const DAMAGE_SHOWN: usize = 10;
+
+/// Reports damage found in a trace on stderr, naming the file: the first
+/// [`DAMAGE_SHOWN`] in full, then how many more of each kind (a hostile file
+/// can hold thousands of the same lie).
+fn report_damage(path: &Path, errors: &[nettrail_etl::Error]) {
+    for error in errors.iter().take(DAMAGE_SHOWN) {
+        say!("{}: {error}", path.display());
+    }
+    let mut more: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for error in errors.iter().skip(DAMAGE_SHOWN) {
+        *more.entry(error.kind.class()).or_default() += 1;
+    }
+    if !more.is_empty() {
+        let counts: Vec<String> = more.iter().map(|(what, n)| format!("{n} {what}")).collect();
+        say!(
+            "{}: {} more damaged places: {} (`nettrail info --format json` lists them all)",
+            path.display(),
+            errors.len() - DAMAGE_SHOWN,
+            counts.join(", ")
+        );
+    }
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub fn for_trace(path: &Path, trace: &Trace<'_>, manifests: &[PathBuf]) -> anyho
         }
     }
     for problem in schemas.learn(trace) {
-        eprintln!("nettrail: {}: in-trace metadata: {problem}", path.display());
+        say!("{}: in-trace metadata: {problem}", path.display());
     }
     Ok(schemas)
 }

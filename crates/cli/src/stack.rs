@@ -43,7 +43,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     }
     let pdbs = crate::symbols::Pdbs::new(&args.symbols);
     analysed.stitch(&mut rows, &pdbs);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::visible::Visible::new(std::io::BufWriter::new(std::io::stdout().lock()));
     let mut without = 0;
     let mut shown = 0;
     for r in &rows {
@@ -66,7 +66,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     }
     out.flush()?;
     if without > 0 {
-        eprintln!("nettrail: {without} of {} requests have no stack in the trace", rows.len());
+        say!("{without} of {} requests have no stack in the trace", rows.len());
     }
     pdbs.summary();
     Ok(analysed.outcome(&args.trace))

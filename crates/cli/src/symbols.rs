@@ -36,7 +36,7 @@ impl Pdbs {
             path.append(p);
         }
         for e in path.errors() {
-            eprintln!("nettrail: symbol path entry {:?} ignored: {}", e.entry, e.reason);
+            say!("symbol path entry {:?} ignored: {}", e.entry, e.reason);
         }
         if path.is_empty() {
             return None;
@@ -78,7 +78,7 @@ impl Pdbs {
                 line.push_str(&format!("; {what}: {}{more}", shown.join(", ")));
             }
         }
-        eprintln!("{line}");
+        eprintln!("{}", nettrail_decode::safe_text::visible(&line));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Tables as Parquet files, so DuckDB, Spark or pandas can query fleets of
 //! traces. A table is named columns of one type each (integers, floats,
-//! booleans, text; every column nullable), written as one row group with
-//! Snappy-compressed pages.
+//! booleans, text; every column nullable), with Snappy-compressed pages,
+//! written a row group at a time ([`TableWriter`]).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -49,56 +49,93 @@ pub struct Table {
     pub columns: Vec<(String, Values)>,
 }
 
-/// Writes `table` as a Parquet file.
+/// Writes `table` as a Parquet file (one row group).
 pub fn write_parquet<W: Write + Send>(table: &Table, out: W) -> Result<(), ParquetError> {
-    let rows = table.columns.first().map_or(0, |(_, v)| v.len());
-    if let Some((name, _)) = table.columns.iter().find(|(_, v)| v.len() != rows) {
-        return Err(ParquetError::General(format!("column {name} has a different number of rows")));
+    let kinds: Vec<(&str, &Values)> = table.columns.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    let mut writer = TableWriter::new(out, &table.name, &kinds)?;
+    writer.write(table.columns.iter().map(|(_, v)| v.clone()).collect())?;
+    writer.finish()
+}
+
+/// A Parquet file written a row group at a time, so a table of any length
+/// takes the memory of one group.
+pub struct TableWriter<W: Write + Send> {
+    writer: SerializedFileWriter<W>,
+    names: Vec<String>,
+}
+
+impl<W: Write + Send> std::fmt::Debug for TableWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWriter").field("columns", &self.names).finish()
     }
-    let fields = table
-        .columns
-        .iter()
-        .map(|(name, values)| {
-            let mut field = Type::primitive_type_builder(name, physical_type(values.physical()))
-                .with_repetition(parquet::basic::Repetition::OPTIONAL);
-            if matches!(values, Values::Text(_)) {
-                field = field.with_logical_type(Some(parquet::basic::LogicalType::String));
-            }
-            field.build().map(Arc::new)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let schema = Type::group_type_builder(&table.name).with_fields(fields).build()?;
-    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-    let mut writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))?;
-    let mut group = writer.next_row_group()?;
-    let mut index = 0;
-    while let Some(mut column) = group.next_column()? {
-        let values = &table.columns[index].1;
-        index += 1;
-        match values {
-            Values::Int(v) => {
-                let (present, levels) = split(v);
-                column.typed::<Int64Type>().write_batch(&present, Some(&levels), None)?;
-            }
-            Values::Float(v) => {
-                let (present, levels) = split(v);
-                column.typed::<DoubleType>().write_batch(&present, Some(&levels), None)?;
-            }
-            Values::Bool(v) => {
-                let (present, levels) = split(v);
-                column.typed::<BoolType>().write_batch(&present, Some(&levels), None)?;
-            }
-            Values::Text(v) => {
-                let levels: Vec<i16> = v.iter().map(|x| i16::from(x.is_some())).collect();
-                let present: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(s.as_str())).collect();
-                column.typed::<ByteArrayType>().write_batch(&present, Some(&levels), None)?;
-            }
+}
+
+impl<W: Write + Send> TableWriter<W> {
+    /// A table of these columns; each column's type is that of its `Values`
+    /// (their contents are not written here).
+    pub fn new(out: W, name: &str, columns: &[(&str, &Values)]) -> Result<Self, ParquetError> {
+        let fields = columns
+            .iter()
+            .map(|(name, values)| {
+                let mut field = Type::primitive_type_builder(name, physical_type(values.physical()))
+                    .with_repetition(parquet::basic::Repetition::OPTIONAL);
+                if matches!(values, Values::Text(_)) {
+                    field = field.with_logical_type(Some(parquet::basic::LogicalType::String));
+                }
+                field.build().map(Arc::new)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let schema = Type::group_type_builder(name).with_fields(fields).build()?;
+        let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+        let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))?;
+        Ok(TableWriter { writer, names: columns.iter().map(|(n, _)| n.to_string()).collect() })
+    }
+
+    /// Writes one row group: a value list per column, all of one length and
+    /// of the types the table was created with.
+    pub fn write(&mut self, columns: Vec<Values>) -> Result<(), ParquetError> {
+        let rows = columns.first().map_or(0, |v| v.len());
+        if columns.len() != self.names.len() {
+            return Err(ParquetError::General(format!("{} columns given for {}", columns.len(), self.names.len())));
         }
-        column.close()?;
+        if let Some(i) = columns.iter().position(|v| v.len() != rows) {
+            return Err(ParquetError::General(format!("column {} has a different number of rows", self.names[i])));
+        }
+        let mut group = self.writer.next_row_group()?;
+        let mut columns = columns.into_iter();
+        while let Some(mut column) = group.next_column()? {
+            let Some(values) = columns.next() else { break };
+            match values {
+                Values::Int(v) => {
+                    let (present, levels) = split(&v);
+                    column.typed::<Int64Type>().write_batch(&present, Some(&levels), None)?;
+                }
+                Values::Float(v) => {
+                    let (present, levels) = split(&v);
+                    column.typed::<DoubleType>().write_batch(&present, Some(&levels), None)?;
+                }
+                Values::Bool(v) => {
+                    let (present, levels) = split(&v);
+                    column.typed::<BoolType>().write_batch(&present, Some(&levels), None)?;
+                }
+                Values::Text(v) => {
+                    let levels: Vec<i16> = v.iter().map(|x| i16::from(x.is_some())).collect();
+                    // The strings' buffers become the values: no copy.
+                    let present: Vec<ByteArray> =
+                        v.into_iter().flatten().map(|s| ByteArray::from(s.into_bytes())).collect();
+                    column.typed::<ByteArrayType>().write_batch(&present, Some(&levels), None)?;
+                }
+            }
+            column.close()?;
+        }
+        group.close()?;
+        Ok(())
     }
-    group.close()?;
-    writer.close()?;
-    Ok(())
+
+    pub fn finish(self) -> Result<(), ParquetError> {
+        self.writer.close()?;
+        Ok(())
+    }
 }
 
 fn physical_type(name: &str) -> parquet::basic::Type {

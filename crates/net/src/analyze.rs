@@ -20,6 +20,9 @@ const CHUNK: usize = 4096;
 pub struct Analysis {
     pub network: Network,
     pub damage: Vec<Error>,
+    /// Buffers read out of time order because too many overlapped (see
+    /// `EventStream::reordered`); 0 for real traces.
+    pub reordered: u64,
 }
 
 fn read_chunk(
@@ -92,6 +95,7 @@ pub fn analyze(trace: &Trace<'_>, schemas: &Schemas, progress: &mut dyn FnMut(u6
     let clock = trace.clock();
     let mut damage = Vec::new();
     let mut last_raw = trace.header_timestamp();
+    let mut reordered = 0;
     let network = std::thread::scope(|scope| {
         let (to_model, batches) = std::sync::mpsc::sync_channel::<Vec<Vec<NetEvent>>>(2);
         let start = clock.to_filetime(trace.header_timestamp());
@@ -126,11 +130,12 @@ pub fn analyze(trace: &Trace<'_>, schemas: &Schemas, progress: &mut dyn FnMut(u6
             }
             progress(last_raw);
         }
+        reordered = stream.reordered();
         drop(to_model);
         // The model thread only applies events; it cannot fail but by a bug.
         model.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     let mut network = network;
     network.trace_end = network.trace_end.max(clock.to_filetime(last_raw));
-    Analysis { network, damage }
+    Analysis { network, damage, reordered }
 }

@@ -1,23 +1,19 @@
 //! `--format csv`: fixed columns, then one `name=value` cell per property
 //! (the number of properties differs between events, as in `tracerpt`'s CSV).
-//! Quoting follows RFC 4180.
+//! Quoting follows RFC 4180; a cell a spreadsheet would run as a formula
+//! begins with `'`, and control characters are shown as escapes
+//! (`nettrail_decode::safe_text`).
 
-use nettrail_decode::{Undecoded, format};
+use nettrail_decode::{Undecoded, format, safe_text};
 
 use super::view::View;
 
 pub const HEADER: &str = "timestamp,provider_name,provider_guid,event_name,task_name,opcode_name,id,version,\
 level,keywords,pid,tid,cpu,activity_id,related_activity_id,message,properties\r\n";
 
-/// Appends one RFC 4180 field: quoted when it holds a comma, a quote or a line break.
+/// Appends one RFC 4180 field, never a formula or a control character.
 fn cell(out: &mut String, s: &str) {
-    if s.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&s.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(s);
-    }
+    safe_text::push_csv_field(out, s);
 }
 
 pub fn write(out: &mut String, v: &View<'_, '_>) {

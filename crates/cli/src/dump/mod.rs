@@ -278,8 +278,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     }
     out.flush()?;
     pdbs.summary();
-    for e in &damage {
-        crate::report_damage(&args.trace, e);
-    }
+    crate::report_reordered(&args.trace, stream.reordered());
+    crate::report_damage(&args.trace, &damage);
     Ok(if damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
 }

@@ -1,10 +1,11 @@
 //! `--format text`: one line per event, the chosen fields separated by
-//! commas, the way TWAPI's `etw_dump` prints them:
+//! commas, the way TWAPI's `etw_dump` prints them (control characters in
+//! the trace's strings shown as escapes):
 //! `130410917801368380,KERNEL_NETWORK_TASK_TCPIP,Data sent.,PID 6780 size 187 …`
 
 use std::fmt::Write as _;
 
-use nettrail_decode::{Undecoded, format};
+use nettrail_decode::{Undecoded, format, safe_text};
 
 use super::view::View;
 
@@ -48,6 +49,7 @@ pub const DEFAULT_FIELDS: &[TextField] = &[
 ];
 
 pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
+    let start = out.len();
     let e = v.event;
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
@@ -94,6 +96,12 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
                 }
             }
         }
+    }
+    // One event, one line: what the trace put in its strings is shown, not acted on.
+    if out[start..].chars().any(safe_text::needs_escape) {
+        let line = safe_text::visible(&out[start..]).into_owned();
+        out.truncate(start);
+        out.push_str(&line);
     }
     out.push('\n');
 }

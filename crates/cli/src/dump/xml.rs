@@ -12,8 +12,10 @@ use super::view::View;
 pub const HEADER: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n";
 pub const FOOTER: &str = "</Events>\n";
 
-/// Appends `s` escaped for XML text and attribute values; drops characters
-/// XML 1.0 cannot hold.
+/// Appends `s` escaped for XML text and attribute values. Characters XML
+/// 1.0 cannot hold (C0 controls, U+FFFE/U+FFFF) are shown as `\x1b`-style
+/// escapes; those it holds but a terminal acts on (tab, line breaks, DEL,
+/// C1 and bidirectional controls) as character references.
 fn escape(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
@@ -22,8 +24,18 @@ fn escape(out: &mut String, s: &str) {
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            '\t' | '\n' | '\r' => {
+                let _ = write!(out, "&#x{:x};", c as u32);
+            }
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {
+                nettrail_decode::safe_text::push_visible(out, &c.to_string());
+                if !c.is_control() {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
+            }
+            c if nettrail_decode::safe_text::needs_escape(c) => {
+                let _ = write!(out, "&#x{:x};", c as u32);
+            }
             c => out.push(c),
         }
     }

@@ -201,27 +201,21 @@ fn pcapng(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     progress.finish();
 
     for (provider, id, why, count) in &summary.undecoded {
-        eprintln!("nettrail: {}: {count} {provider} event(s) {id} skipped: {why}", args.trace.display());
+        say!("{}: {count} {provider} event(s) {id} skipped: {why}", args.trace.display());
     }
     if !quiet {
         let target = match &args.output {
             Some(p) if !to_stdout => p.display().to_string(),
             _ => String::from("stdout"),
         };
-        eprintln!(
-            "nettrail: wrote {} packet(s) on {} interface(s) to {target}",
-            summary.packets,
-            summary.interfaces.len()
-        );
+        say!("wrote {} packet(s) on {} interface(s) to {target}", summary.packets, summary.interfaces.len());
         if summary.packets == 0 {
-            eprintln!(
-                "nettrail: {}: no packet events (Microsoft-Windows-NDIS-PacketCapture 1001/1003, Microsoft-Windows-PktMon 160/170)",
+            say!(
+                "{}: no packet events (Microsoft-Windows-NDIS-PacketCapture 1001/1003, Microsoft-Windows-PktMon 160/170)",
                 args.trace.display()
             );
         }
     }
-    for e in &summary.damage {
-        crate::report_damage(&args.trace, e);
-    }
+    crate::report_damage(&args.trace, &summary.damage);
     Ok(if summary.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
 }

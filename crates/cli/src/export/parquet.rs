@@ -6,9 +6,11 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use nettrail_decode::{EventNames, format};
-use nettrail_export::parquet::{Table, Values, write_parquet};
+use nettrail_decode::{EventNames, Schemas, format};
+use nettrail_etl::Trace;
+use nettrail_export::parquet::{Table, TableWriter, Values, write_parquet};
 use nettrail_net::Report;
+use rayon::prelude::*;
 
 use crate::Outcome;
 use crate::tables::columns;
@@ -58,13 +60,10 @@ pub fn run(trace_path: &Path, dir: &Path, manifests: &[std::path::PathBuf], quie
     write(dir, &table("dns", &columns::dns(&report), &refs))?;
     let refs: Vec<_> = report.http_server.iter().collect();
     write(dir, &table("http_server", &columns::http_server(&report), &refs))?;
-    let (events, damage) = events(&analysed.trace, &analysed.schemas);
-    write(dir, &events)?;
-    for e in &damage {
-        crate::report_damage(trace_path, e);
-    }
+    // The events pass meets the same damage as the analysis, reported once below.
+    let damage = write_events(dir, &analysed.trace, &analysed.schemas)?;
     if !quiet {
-        eprintln!("nettrail: wrote requests, connections, dns, http_server and events (.parquet) to {}", dir.display());
+        say!("wrote requests, connections, dns, http_server and events (.parquet) to {}", dir.display());
     }
     let mut outcome = analysed.outcome(trace_path);
     if !damage.is_empty() {
@@ -73,59 +72,70 @@ pub fn run(trace_path: &Path, dir: &Path, manifests: &[std::path::PathBuf], quie
     Ok(outcome)
 }
 
-/// Every event: when, who, what, and its decoded properties.
-fn events(trace: &nettrail_etl::Trace<'_>, schemas: &nettrail_decode::Schemas) -> (Table, Vec<nettrail_etl::Error>) {
-    let clock = trace.clock();
-    let start = clock.to_filetime(trace.header_timestamp());
-    let mut c = EventColumns::default();
+/// Events per row group of the `events` table: memory holds one group.
+const GROUP_ROWS: usize = 64 * 1024;
+/// Events decoded per parallel task.
+const CHUNK: usize = 4096;
+
+/// Writes every event (when, who, what, and its decoded properties) to
+/// `events.parquet`, a row group at a time, decoding each group in parallel.
+fn write_events(dir: &Path, trace: &Trace<'_>, schemas: &Schemas) -> anyhow::Result<Vec<nettrail_etl::Error>> {
+    let path = dir.join("events.parquet");
+    let file = std::fs::File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
+    let cannot = || format!("{}: cannot write", path.display());
+    let empty = EventColumns::default().into_values();
+    let kinds: Vec<(&str, &Values)> = EVENT_COLUMNS.iter().copied().zip(&empty).collect();
+    let mut writer = TableWriter::new(std::io::BufWriter::new(file), "events", &kinds).with_context(cannot)?;
+    let start = trace.clock().to_filetime(trace.header_timestamp());
     let mut damage = Vec::new();
     let mut stream = trace.events();
-    while let Some(event) = stream.next() {
-        let event = match event {
-            Ok(e) => e,
-            Err(e) => {
-                damage.push(e);
-                continue;
-            }
-        };
-        let mut values = Vec::new();
-        let decoded = schemas.decode(&event.record, &mut values).ok();
-        if decoded.is_none() {
-            values.clear();
+    let mut batch = Vec::with_capacity(GROUP_ROWS);
+    loop {
+        batch.clear();
+        stream.next_batch(GROUP_ROWS, &mut batch);
+        if batch.is_empty() {
+            break;
         }
-        let names = EventNames::of(&event.record, decoded.as_ref());
-        let t = clock.to_filetime(event.timestamp);
-        let mut utc = [0u8; 28];
-        let n = nettrail_etl::FileTime(t).encode(&mut utc);
-        c.time_utc.push(Some(String::from_utf8_lossy(&utc[..n]).into_owned()));
-        c.seconds.push(Some((t - start) as f64 / 1e7));
-        c.provider.push(names.provider.as_deref().map(str::to_string));
-        c.provider_guid.push(Some(event.provider.to_string()));
-        c.event.push(names.event.as_deref().map(str::to_string));
-        c.task.push(names.task.as_deref().map(str::to_string));
-        c.opcode.push(names.opcode.as_deref().map(str::to_string));
-        c.id.push(Some(i64::from(event.id)));
-        c.version.push(Some(i64::from(event.version)));
-        c.level.push(Some(i64::from(event.level)));
-        c.keywords.push(Some(format!("0x{:x}", event.keywords)));
-        c.pid.push(event.process_id.map(i64::from));
-        c.tid.push(event.thread_id.map(i64::from));
-        c.cpu.push(Some(i64::from(event.cpu)));
-        c.activity.push((!event.activity_id.is_zero()).then(|| event.activity_id.to_string()));
-        let properties = decoded.map(|schema| {
-            let mut object = serde_json::Map::new();
-            let mut text = String::new();
-            for (field, value) in schema.fields.iter().zip(&values) {
-                text.clear();
-                format::text(field, value, event.pointer_size, &mut text);
-                object.insert(field.name.clone(), serde_json::Value::String(text.clone()));
-            }
-            serde_json::Value::Object(object).to_string()
-        });
-        c.properties.push(properties);
+        damage.extend(batch.iter().filter_map(|item| item.as_ref().err().cloned()));
+        let stream_ref = &stream;
+        let parts: Vec<EventColumns> = batch
+            .par_chunks(CHUNK)
+            .map(|items| {
+                let mut c = EventColumns::default();
+                let mut values = Vec::new();
+                for r in items.iter().flatten() {
+                    if let Some(event) = stream_ref.event(*r) {
+                        c.push(&event, trace.clock(), start, schemas, &mut values);
+                    }
+                }
+                c
+            })
+            .collect();
+        let group = parts.into_iter().reduce(EventColumns::append).unwrap_or_default().into_values();
+        writer.write(group).with_context(cannot)?;
     }
-    (c.into_table(), damage)
+    writer.finish().with_context(cannot)?;
+    Ok(damage)
 }
+
+const EVENT_COLUMNS: [&str; 16] = [
+    "time_utc",
+    "seconds",
+    "provider",
+    "provider_guid",
+    "event",
+    "task",
+    "opcode",
+    "id",
+    "version",
+    "level",
+    "keywords",
+    "pid",
+    "tid",
+    "cpu",
+    "activity",
+    "properties",
+];
 
 #[derive(Default)]
 struct EventColumns {
@@ -148,29 +158,90 @@ struct EventColumns {
 }
 
 impl EventColumns {
-    fn into_table(self) -> Table {
-        let text = |name: &str, v: Vec<Option<String>>| (name.to_string(), Values::Text(v));
-        let int = |name: &str, v: Vec<Option<i64>>| (name.to_string(), Values::Int(v));
-        Table {
-            name: "events".into(),
-            columns: vec![
-                text("time_utc", self.time_utc),
-                ("seconds".into(), Values::Float(self.seconds)),
-                text("provider", self.provider),
-                text("provider_guid", self.provider_guid),
-                text("event", self.event),
-                text("task", self.task),
-                text("opcode", self.opcode),
-                int("id", self.id),
-                int("version", self.version),
-                int("level", self.level),
-                text("keywords", self.keywords),
-                int("pid", self.pid),
-                int("tid", self.tid),
-                int("cpu", self.cpu),
-                text("activity", self.activity),
-                text("properties", self.properties),
-            ],
+    fn push<'a>(
+        &mut self,
+        event: &nettrail_etl::Event<'a>,
+        clock: &nettrail_etl::Clock,
+        start: i64,
+        schemas: &Schemas,
+        values: &mut Vec<nettrail_decode::Value<'a>>,
+    ) {
+        let decoded = schemas.decode(&event.record, values).ok();
+        if decoded.is_none() {
+            values.clear();
         }
+        let names = EventNames::of(&event.record, decoded.as_ref());
+        let t = clock.to_filetime(event.timestamp);
+        let mut utc = [0u8; 28];
+        let n = nettrail_etl::FileTime(t).encode(&mut utc);
+        self.time_utc.push(Some(String::from_utf8_lossy(&utc[..n]).into_owned()));
+        self.seconds.push(Some((t - start) as f64 / 1e7));
+        self.provider.push(names.provider.as_deref().map(str::to_string));
+        self.provider_guid.push(Some(event.provider.to_string()));
+        self.event.push(names.event.as_deref().map(str::to_string));
+        self.task.push(names.task.as_deref().map(str::to_string));
+        self.opcode.push(names.opcode.as_deref().map(str::to_string));
+        self.id.push(Some(i64::from(event.id)));
+        self.version.push(Some(i64::from(event.version)));
+        self.level.push(Some(i64::from(event.level)));
+        self.keywords.push(Some(format!("0x{:x}", event.keywords)));
+        self.pid.push(event.process_id.map(i64::from));
+        self.tid.push(event.thread_id.map(i64::from));
+        self.cpu.push(Some(i64::from(event.cpu)));
+        self.activity.push((!event.activity_id.is_zero()).then(|| event.activity_id.to_string()));
+        let properties = decoded.map(|schema| {
+            let mut object = serde_json::Map::new();
+            let mut text = String::new();
+            for (field, value) in schema.fields.iter().zip(values.iter()) {
+                text.clear();
+                format::text(field, value, event.pointer_size, &mut text);
+                object.insert(field.name.clone(), serde_json::Value::String(text.clone()));
+            }
+            serde_json::Value::Object(object).to_string()
+        });
+        self.properties.push(properties);
+    }
+
+    /// `self`'s rows, then `other`'s.
+    fn append(mut self, other: EventColumns) -> EventColumns {
+        self.time_utc.extend(other.time_utc);
+        self.seconds.extend(other.seconds);
+        self.provider.extend(other.provider);
+        self.provider_guid.extend(other.provider_guid);
+        self.event.extend(other.event);
+        self.task.extend(other.task);
+        self.opcode.extend(other.opcode);
+        self.id.extend(other.id);
+        self.version.extend(other.version);
+        self.level.extend(other.level);
+        self.keywords.extend(other.keywords);
+        self.pid.extend(other.pid);
+        self.tid.extend(other.tid);
+        self.cpu.extend(other.cpu);
+        self.activity.extend(other.activity);
+        self.properties.extend(other.properties);
+        self
+    }
+
+    /// The columns, in [`EVENT_COLUMNS`] order.
+    fn into_values(self) -> Vec<Values> {
+        vec![
+            Values::Text(self.time_utc),
+            Values::Float(self.seconds),
+            Values::Text(self.provider),
+            Values::Text(self.provider_guid),
+            Values::Text(self.event),
+            Values::Text(self.task),
+            Values::Text(self.opcode),
+            Values::Int(self.id),
+            Values::Int(self.version),
+            Values::Int(self.level),
+            Values::Text(self.keywords),
+            Values::Int(self.pid),
+            Values::Int(self.tid),
+            Values::Int(self.cpu),
+            Values::Text(self.activity),
+            Values::Text(self.properties),
+        ]
     }
 }

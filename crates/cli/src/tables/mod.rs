@@ -187,9 +187,8 @@ pub fn analyse<'f>(
 
 impl Analysed<'_> {
     pub fn outcome(&self, path: &Path) -> Outcome {
-        for e in &self.analysis.damage {
-            crate::report_damage(path, e);
-        }
+        crate::report_reordered(path, self.analysis.reordered);
+        crate::report_damage(path, &self.analysis.damage);
         if self.analysis.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged }
     }
 

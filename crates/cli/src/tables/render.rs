@@ -1,11 +1,15 @@
 //! Rows as a terminal table, CSV (RFC 4180) or JSON lines, from columns of
 //! typed cells: JSON keeps types (numbers, null, arrays), CSV writes lists
-//! joined by `;` and null as empty, the table aligns and shortens.
+//! joined by `;` and null as empty, the table aligns and shortens. What a
+//! trace says never reaches a terminal or a spreadsheet as a command: the
+//! table and CSV show control characters as escapes, and CSV makes a cell
+//! that a spreadsheet would evaluate a formula text (`nettrail_decode::safe_text`).
 
 use std::cmp::Ordering;
 use std::io::Write;
 
 use clap::ValueEnum;
+use nettrail_decode::safe_text::{push_csv_field, visible};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -182,13 +186,25 @@ pub fn write<R>(
             }
         }
         Format::Csv => {
-            let header: Vec<String> = shown.iter().map(|c| csv_field(c.name)).collect();
-            out.write_all(header.join(",").as_bytes())?;
-            out.write_all(b"\r\n")?;
+            let mut line = String::new();
+            for (i, c) in shown.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                push_csv_field(&mut line, c.name);
+            }
+            line.push_str("\r\n");
+            out.write_all(line.as_bytes())?;
             for row in rows {
-                let fields: Vec<String> = shown.iter().map(|c| csv_field(&(c.get)(row).plain())).collect();
-                out.write_all(fields.join(",").as_bytes())?;
-                out.write_all(b"\r\n")?;
+                line.clear();
+                for (i, c) in shown.iter().enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    push_csv_field(&mut line, &(c.get)(row).plain());
+                }
+                line.push_str("\r\n");
+                out.write_all(line.as_bytes())?;
             }
         }
         Format::Table => {
@@ -200,7 +216,8 @@ pub fn write<R>(
                         .zip(&shown)
                         .map(|(cell, col)| match cell {
                             Cell::Null => "-".to_string(),
-                            other => shorten(&other.plain(), col.max_width),
+                            // Escaped before measuring, so columns stay aligned.
+                            other => shorten(&visible(&other.plain()), col.max_width),
                         })
                         .collect()
                 })
@@ -249,10 +266,6 @@ fn shorten(s: &str, max: usize) -> String {
     let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
     t.push('…');
     t
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\r', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 #[cfg(test)]

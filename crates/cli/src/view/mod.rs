@@ -103,7 +103,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     if args.open
         && let Err(e) = open_in_browser(&output)
     {
-        eprintln!("nettrail: {e:#}");
+        say!("{e:#}");
     }
     // The analysis met the same damage as the count: reported once.
     Ok(analysed.outcome(path))

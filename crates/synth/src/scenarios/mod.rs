@@ -13,6 +13,7 @@ use crate::{Process, SynthConfig, SynthError};
 
 mod app_spans;
 mod handoffs;
+mod hostile;
 mod http_client;
 mod kernel;
 mod sample;
@@ -24,6 +25,7 @@ pub use handoffs::{
     BUILD_REQUEST_FIRST_RET, BUILD_REQUEST_RET, CHECKSUM_INLINED_MIX, FIXTURE_DLL, FIXTURE_SEND_RET, FIXTURE_SIZE,
     adhoc_thread, fixture_identity, handoff_load, office_pools, timer_request,
 };
+pub use hostile::{HOSTILE_HOST, HOSTILE_IMAGE, HOSTILE_PATH, hostile_strings};
 pub use http_client::{
     connect_failures, dns, ipv6_happy_eyeballs, mid_connection, old_webio_send_sizes, proxy_connect,
     winhttp_async_pool, winhttp_get, winhttp_keepalive_h2,
@@ -103,6 +105,11 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
         "app-spans",
         "an app's own tracing spans (TraceLogging Start/Stop, nettrail-tracelogging) around its WinHTTP request",
         app_spans,
+    ),
+    (
+        "hostile-strings",
+        "a process name, URL and host an attacker chose: terminal escapes, line breaks, bidi overrides, formulas",
+        hostile_strings,
     ),
     ("kernel-classic", "classic kernel TcpIp/UdpIp events only, as PerfView traces have them", kernel_classic),
     ("kernel-network", "Microsoft-Windows-Kernel-Network events only", kernel_network),
