@@ -1,7 +1,9 @@
 //! The kinds of file a trace can come in (issue 12): devices are refused,
 //! pipes are read up to a limit and refused at once when they do not begin
 //! like a trace, and a mapped file cut short by another process ends the
-//! program with a message rather than a bare SIGBUS.
+//! program with a message rather than a bare SIGBUS. (Unix: devices, pipes,
+//! `ulimit` and SIGBUS are what is tested.)
+#![cfg(unix)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
