@@ -9,8 +9,10 @@ use nettrail_decode::Schemas;
 use nettrail_net::{Live, RequestRow};
 
 use crate::Outcome;
-use crate::tables::columns::{Request, requests};
-use crate::tables::render::{self, Format};
+use nettrail_tables::columns::requests;
+use nettrail_tables::{Request, render};
+
+use crate::tables::Format;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -70,7 +72,7 @@ impl Printer {
             format => {
                 let columns = requests(&report);
                 let rows: Vec<&Request<'_>> = fresh.iter().collect();
-                render::write(out, format, &columns, None, &rows)?;
+                render::write(out, format.into(), &columns, None, &rows)?;
             }
         }
         out.flush()

@@ -15,7 +15,6 @@ mod capture;
 mod dump;
 mod export;
 mod info;
-mod json;
 mod live;
 mod progress;
 mod schemas;

@@ -10,7 +10,9 @@ use nettrail_net::report::duration;
 use nettrail_net::{Report, Stitched};
 
 use crate::Outcome;
-use crate::tables::{self, Filters, columns::Request};
+use nettrail_tables::Request;
+
+use crate::tables::{self, Filters};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -32,12 +34,12 @@ pub struct Args {
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let analysed = tables::analyse(&args.trace, &file, &args.manifest, quiet)?;
-    let report: Report = analysed.analysis.network.report();
+    let report: Report = analysed.report();
     let count = report.requests.len();
     if let Some(&n) = args.request.iter().find(|&&n| n == 0 || n > count) {
         anyhow::bail!("no request {n}: the trace has requests 1 to {count}");
     }
-    let mut rows = tables::requests(&report, &args.filters);
+    let mut rows = nettrail_tables::requests(&report, &(&args.filters).into());
     if !args.request.is_empty() {
         rows.retain(|r| args.request.contains(&r.number));
     }
@@ -69,7 +71,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         say!("{without} of {} requests have no stack in the trace", rows.len());
     }
     pdbs.summary();
-    Ok(analysed.outcome(&args.trace))
+    Ok(tables::outcome(&analysed, &args.trace))
 }
 
 /// `request 7: WinHTTP GET https://… — app.exe (1234) at 1.234567 s for 0.120000 s`

@@ -200,6 +200,21 @@ fn string_only(provider: Arc<ProviderInfo>) -> Arc<EventSchema> {
     })
 }
 
+/// A manifest file that could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestFileError {
+    pub path: std::path::PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for ManifestFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for ManifestFileError {}
+
 impl Schemas {
     pub fn new() -> Schemas {
         Schemas::default()
@@ -332,6 +347,34 @@ impl Schemas {
         for file in files {
             events += file.events.len();
             self.manifests.insert_file(file);
+        }
+        Ok(events)
+    }
+
+    /// Loads manifest files: each path a manifest, or a folder whose `*.man`
+    /// and `*.xml` files are read in name order. The error names the file.
+    pub fn add_manifest_files<P: AsRef<std::path::Path>>(&mut self, paths: &[P]) -> Result<usize, ManifestFileError> {
+        let mut events = 0;
+        for path in paths {
+            let path = path.as_ref();
+            let error = |message: String| ManifestFileError { path: path.to_path_buf(), message };
+            let files: Vec<std::path::PathBuf> = if path.is_dir() {
+                let entries = std::fs::read_dir(path).map_err(|e| error(format!("cannot read the folder: {e}")))?;
+                let mut v: Vec<_> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "man" || x == "xml"))
+                    .collect();
+                v.sort();
+                v
+            } else {
+                vec![path.to_path_buf()]
+            };
+            for file in files {
+                let error = |message: String| ManifestFileError { path: file.clone(), message };
+                let bytes = std::fs::read(&file).map_err(|e| error(format!("cannot read: {e}")))?;
+                let text = String::from_utf8_lossy(&bytes);
+                events += self.add_manifest(&text).map_err(|e| error(e.to_string()))?;
+            }
         }
         Ok(events)
     }

@@ -19,12 +19,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`drive`](mod@drive) is the loop of every decoding pass: events in time
+//! order, worked on in parallel chunks, results handed on in order.
+//!
 //! [`write`](mod@write) builds files: the round-trip tests and the scenario synthesizer
 //! stand on it.
 
 pub mod buffer;
 mod bytes;
 pub mod clock;
+pub mod drive;
 pub mod error;
 pub mod extended;
 pub mod file;
@@ -42,6 +46,7 @@ pub mod xpress;
 
 pub use bytes::Utf16;
 pub use clock::{Clock, ClockType, FileTime, UtcText};
+pub use drive::{Batching, Chunk, Driven, drive};
 pub use error::{Error, ErrorKind, Location};
 pub use file::TraceFile;
 pub use guid::{Guid, ParseGuidError};

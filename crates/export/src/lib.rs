@@ -25,12 +25,18 @@
 //! DNS answers as Chrome Trace Event JSON (for ui.perfetto.dev); with the
 //! `parquet` feature, `parquet` writes any table as a Parquet file.
 
+#[cfg(feature = "parquet")]
+pub mod dataset;
+pub mod events;
+pub mod facts;
 pub mod har;
+pub mod json;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod pcapng;
 pub mod perfetto;
+pub mod report;
 
 pub use har::write_har;
 pub use perfetto::write_perfetto;

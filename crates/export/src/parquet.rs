@@ -1,112 +1,101 @@
-//! Tables as Parquet files, so DuckDB, Spark or pandas can query fleets of
-//! traces. A table is named columns of one type each (integers, floats,
-//! booleans, text; every column nullable), with Snappy-compressed pages,
-//! written a row group at a time ([`TableWriter`]).
+//! Tables as Parquet files, so DuckDB, Spark or pandas can query one trace or
+//! fleets of them. Every table has a fixed schema, the same for every trace
+//! (a column that is all null keeps its type): integers (INT64), numbers
+//! (DOUBLE), booleans, text (STRING), times (TIMESTAMP, microseconds, UTC)
+//! and lists (LIST of STRING or INT64). Pages are Snappy-compressed; a
+//! table is written a row group at a time ([`TableWriter`]), so memory holds
+//! one group whatever the length.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use parquet::basic::Compression;
+use nettrail_decode::{EventNames, Schemas, format};
+use nettrail_etl::{Batching, Chunk, Clock, Trace};
+use nettrail_tables::columnar::{Values, unix_micros};
+use nettrail_tables::{Column, Kind};
+use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-/// One column's values.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Values {
-    Int(Vec<Option<i64>>),
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
-    Text(Vec<Option<String>>),
-}
-
-impl Values {
-    fn len(&self) -> usize {
-        match self {
-            Values::Int(v) => v.len(),
-            Values::Float(v) => v.len(),
-            Values::Bool(v) => v.len(),
-            Values::Text(v) => v.len(),
-        }
-    }
-
-    fn physical(&self) -> &'static str {
-        match self {
-            Values::Int(_) => "INT64",
-            Values::Float(_) => "DOUBLE",
-            Values::Bool(_) => "BOOLEAN",
-            Values::Text(_) => "BYTE_ARRAY",
-        }
-    }
-}
-
-/// A table to write: its name and its columns, all of the same length.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Table {
-    pub name: String,
-    pub columns: Vec<(String, Values)>,
-}
-
-/// Writes `table` as a Parquet file (one row group).
-pub fn write_parquet<W: Write + Send>(table: &Table, out: W) -> Result<(), ParquetError> {
-    let kinds: Vec<(&str, &Values)> = table.columns.iter().map(|(n, v)| (n.as_str(), v)).collect();
-    let mut writer = TableWriter::new(out, &table.name, &kinds)?;
-    writer.write(table.columns.iter().map(|(_, v)| v.clone()).collect())?;
-    writer.finish()
-}
-
-/// A Parquet file written a row group at a time, so a table of any length
-/// takes the memory of one group.
+/// A Parquet file written a row group at a time.
 pub struct TableWriter<W: Write + Send> {
     writer: SerializedFileWriter<W>,
-    names: Vec<String>,
+    schema: Vec<(String, Kind)>,
 }
 
 impl<W: Write + Send> std::fmt::Debug for TableWriter<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableWriter").field("columns", &self.names).finish()
+        f.debug_struct("TableWriter").field("schema", &self.schema).finish()
+    }
+}
+
+/// The Parquet type of a column of `kind`.
+fn field(name: &str, kind: Kind) -> Result<Arc<Type>, ParquetError> {
+    let leaf = |name: &str, kind: Kind, repetition: Repetition| {
+        let (physical, logical) = match kind {
+            Kind::Int | Kind::IntList => (Physical::INT64, None),
+            Kind::Float => (Physical::DOUBLE, None),
+            Kind::Bool => (Physical::BOOLEAN, None),
+            Kind::Text | Kind::TextList => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            Kind::Timestamp => (Physical::INT64, Some(LogicalType::timestamp(true, TimeUnit::MICROS))),
+        };
+        Type::primitive_type_builder(name, physical).with_repetition(repetition).with_logical_type(logical).build()
+    };
+    match kind {
+        Kind::TextList | Kind::IntList => {
+            // The three-level LIST every reader knows: optional group (LIST)
+            // { repeated group list { optional element } }.
+            let element = leaf("element", kind, Repetition::OPTIONAL)?;
+            let list = Type::group_type_builder("list")
+                .with_repetition(Repetition::REPEATED)
+                .with_fields(vec![Arc::new(element)])
+                .build()?;
+            let outer = Type::group_type_builder(name)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(Some(LogicalType::List))
+                .with_fields(vec![Arc::new(list)])
+                .build()?;
+            Ok(Arc::new(outer))
+        }
+        _ => leaf(name, kind, Repetition::OPTIONAL).map(Arc::new),
     }
 }
 
 impl<W: Write + Send> TableWriter<W> {
-    /// A table of these columns; each column's type is that of its `Values`
-    /// (their contents are not written here).
-    pub fn new(out: W, name: &str, columns: &[(&str, &Values)]) -> Result<Self, ParquetError> {
-        let fields = columns
-            .iter()
-            .map(|(name, values)| {
-                let mut field = Type::primitive_type_builder(name, physical_type(values.physical()))
-                    .with_repetition(parquet::basic::Repetition::OPTIONAL);
-                if matches!(values, Values::Text(_)) {
-                    field = field.with_logical_type(Some(parquet::basic::LogicalType::String));
-                }
-                field.build().map(Arc::new)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let schema = Type::group_type_builder(name).with_fields(fields).build()?;
+    /// A table named `name` of these columns.
+    pub fn new(out: W, name: &str, schema: &[(&str, Kind)]) -> Result<Self, ParquetError> {
+        let fields = schema.iter().map(|(n, k)| field(n, *k)).collect::<Result<Vec<_>, _>>()?;
+        let root = Type::group_type_builder(name).with_fields(fields).build()?;
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))?;
-        Ok(TableWriter { writer, names: columns.iter().map(|(n, _)| n.to_string()).collect() })
+        let writer = SerializedFileWriter::new(out, Arc::new(root), Arc::new(props))?;
+        Ok(TableWriter { writer, schema: schema.iter().map(|(n, k)| (n.to_string(), *k)).collect() })
     }
 
-    /// Writes one row group: a value list per column, all of one length and
-    /// of the types the table was created with.
+    /// Writes one row group: a value list per column, all of one length,
+    /// of the table's types in its order.
     pub fn write(&mut self, columns: Vec<Values>) -> Result<(), ParquetError> {
-        let rows = columns.first().map_or(0, |v| v.len());
-        if columns.len() != self.names.len() {
-            return Err(ParquetError::General(format!("{} columns given for {}", columns.len(), self.names.len())));
+        let rows = columns.first().map_or(0, Values::len);
+        if columns.len() != self.schema.len() {
+            return Err(ParquetError::General(format!("{} columns given for {}", columns.len(), self.schema.len())));
         }
-        if let Some(i) = columns.iter().position(|v| v.len() != rows) {
-            return Err(ParquetError::General(format!("column {} has a different number of rows", self.names[i])));
+        for ((name, kind), values) in self.schema.iter().zip(&columns) {
+            if values.len() != rows || values.kind() != *kind {
+                return Err(ParquetError::General(format!(
+                    "column {name}: {} values of another length or type",
+                    values.len()
+                )));
+            }
         }
         let mut group = self.writer.next_row_group()?;
         let mut columns = columns.into_iter();
         while let Some(mut column) = group.next_column()? {
             let Some(values) = columns.next() else { break };
             match values {
-                Values::Int(v) => {
+                Values::Int(v) | Values::Timestamp(v) => {
                     let (present, levels) = split(&v);
                     column.typed::<Int64Type>().write_batch(&present, Some(&levels), None)?;
                 }
@@ -125,11 +114,25 @@ impl<W: Write + Send> TableWriter<W> {
                         v.into_iter().flatten().map(|s| ByteArray::from(s.into_bytes())).collect();
                     column.typed::<ByteArrayType>().write_batch(&present, Some(&levels), None)?;
                 }
+                Values::TextList(v) => {
+                    let (items, def, rep) = list_levels(v);
+                    let items: Vec<ByteArray> = items.into_iter().map(|s| ByteArray::from(s.into_bytes())).collect();
+                    column.typed::<ByteArrayType>().write_batch(&items, Some(&def), Some(&rep))?;
+                }
+                Values::IntList(v) => {
+                    let (items, def, rep) = list_levels(v);
+                    column.typed::<Int64Type>().write_batch(&items, Some(&def), Some(&rep))?;
+                }
             }
             column.close()?;
         }
         group.close()?;
         Ok(())
+    }
+
+    /// Writes `rows` of `columns` (the table's, in order) as one row group.
+    pub fn write_rows<R>(&mut self, columns: &[Column<R>], rows: &[&R]) -> Result<(), ParquetError> {
+        self.write(nettrail_tables::columnar::columns_of(columns, rows))
     }
 
     pub fn finish(self) -> Result<(), ParquetError> {
@@ -138,13 +141,17 @@ impl<W: Write + Send> TableWriter<W> {
     }
 }
 
-fn physical_type(name: &str) -> parquet::basic::Type {
-    match name {
-        "INT64" => parquet::basic::Type::INT64,
-        "DOUBLE" => parquet::basic::Type::DOUBLE,
-        "BOOLEAN" => parquet::basic::Type::BOOLEAN,
-        _ => parquet::basic::Type::BYTE_ARRAY,
-    }
+/// Writes a whole table of `columns` over `rows` as one Parquet file.
+pub fn write_table<R, W: Write + Send>(
+    out: W,
+    name: &str,
+    columns: &[Column<R>],
+    rows: &[&R],
+) -> Result<(), ParquetError> {
+    let schema: Vec<(&str, Kind)> = columns.iter().map(|c| (c.name, c.kind)).collect();
+    let mut writer = TableWriter::new(out, name, &schema)?;
+    writer.write_rows(columns, rows)?;
+    writer.finish()
 }
 
 /// The present values, and a definition level per row (1 present, 0 null).
@@ -152,36 +159,235 @@ fn split<T: Copy>(v: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
     (v.iter().flatten().copied().collect(), v.iter().map(|x| i16::from(x.is_some())).collect())
 }
 
+/// The elements of a list column and their definition and repetition
+/// levels: a null list is (def 0), an empty one (def 1), an element (def 3,
+/// repetition 0 for a row's first element, 1 for the others).
+fn list_levels<T>(rows: Vec<Option<Vec<T>>>) -> (Vec<T>, Vec<i16>, Vec<i16>) {
+    let (mut items, mut def, mut rep) = (Vec::new(), Vec::new(), Vec::new());
+    for row in rows {
+        match row {
+            None => {
+                def.push(0);
+                rep.push(0);
+            }
+            Some(list) if list.is_empty() => {
+                def.push(1);
+                rep.push(0);
+            }
+            Some(list) => {
+                for (i, item) in list.into_iter().enumerate() {
+                    items.push(item);
+                    def.push(3);
+                    rep.push(i16::from(i > 0));
+                }
+            }
+        }
+    }
+    (items, def, rep)
+}
+
+/// The columns of the `events` table: every event, when, who, what, and
+/// its decoded properties as a JSON object of text values.
+pub const EVENTS_SCHEMA: [(&str, Kind); 16] = [
+    ("time_utc", Kind::Timestamp),
+    ("seconds", Kind::Float),
+    ("provider", Kind::Text),
+    ("provider_guid", Kind::Text),
+    ("event", Kind::Text),
+    ("task", Kind::Text),
+    ("opcode", Kind::Text),
+    ("id", Kind::Int),
+    ("version", Kind::Int),
+    ("level", Kind::Int),
+    ("keywords", Kind::Text),
+    ("pid", Kind::Int),
+    ("tid", Kind::Int),
+    ("cpu", Kind::Int),
+    ("activity", Kind::Text),
+    ("properties", Kind::Text),
+];
+
+/// Events per row group of the `events` table: memory holds one group.
+const GROUP_ROWS: usize = 64 * 1024;
+
+/// What writing the `events` table met.
+#[derive(Debug, Default)]
+pub struct EventsWritten {
+    pub events: u64,
+    /// Damage, in stream order (every readable event was written).
+    pub damage: Vec<nettrail_etl::Error>,
+    /// Buffers read out of time order ([`nettrail_etl::EventStream::reordered`]).
+    pub reordered: u64,
+}
+
+/// Writes every event of a trace as the `events` table, a row group at a
+/// time, decoding on every core. `progress` is told the raw timestamp reached.
+pub fn write_events<W: Write + Send>(
+    out: W,
+    trace: &Trace<'_>,
+    schemas: &Schemas,
+    progress: &mut dyn FnMut(u64),
+) -> Result<EventsWritten, ParquetError> {
+    write_events_with(out, trace, schemas, None, progress)
+}
+
+/// [`write_events`], with a first column `trace` holding `trace_name` when given (datasets).
+pub fn write_events_with<W: Write + Send>(
+    out: W,
+    trace: &Trace<'_>,
+    schemas: &Schemas,
+    trace_name: Option<&str>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<EventsWritten, ParquetError> {
+    let mut schema: Vec<(&str, Kind)> = trace_name.map(|_| ("trace", Kind::Text)).into_iter().collect();
+    schema.extend(EVENTS_SCHEMA);
+    let mut writer = TableWriter::new(out, "events", &schema)?;
+    let clock = *trace.clock();
+    let start = clock.to_filetime(trace.header_timestamp());
+    let mut group = event_columns();
+    let mut events = 0u64;
+    let mut failed = None;
+    let flush = |writer: &mut TableWriter<W>, group: Vec<Values>| -> Result<(), ParquetError> {
+        let rows = group[0].len();
+        let mut columns: Vec<Values> =
+            trace_name.map(|n| Values::Text(vec![Some(n.to_string()); rows])).into_iter().collect();
+        columns.extend(group);
+        writer.write(columns)
+    };
+    let driven = nettrail_etl::drive(
+        trace,
+        Batching { batch: GROUP_ROWS, chunk: 4096 },
+        |chunk| events_of(chunk, &clock, start, schemas),
+        |part| {
+            for (all, some) in group.iter_mut().zip(part) {
+                all.append(some);
+            }
+            if group[0].len() >= GROUP_ROWS {
+                let full = std::mem::replace(&mut group, event_columns());
+                events += full[0].len() as u64;
+                if let Err(e) = flush(&mut writer, full) {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        },
+        progress,
+    );
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !group[0].is_empty() {
+        events += group[0].len() as u64;
+        flush(&mut writer, group)?;
+    }
+    writer.finish()?;
+    Ok(EventsWritten { events, damage: driven.damage, reordered: driven.reordered })
+}
+
+fn event_columns() -> Vec<Values> {
+    EVENTS_SCHEMA.iter().map(|(_, k)| Values::empty(*k)).collect()
+}
+
+/// The `events` columns of one chunk.
+fn events_of(chunk: Chunk<'_, '_, '_>, clock: &Clock, start: i64, schemas: &Schemas) -> Vec<Values> {
+    let n = chunk.len();
+    let (mut time, mut seconds) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut text: [Vec<Option<String>>; 8] = Default::default();
+    let mut ints: [Vec<Option<i64>>; 6] = Default::default();
+    let mut values = Vec::new();
+    let mut cache = nettrail_decode::LookupCache::default();
+    for event in chunk.events() {
+        let decoded = schemas.decode_cached(&mut cache, &event.record, &mut values).ok();
+        if decoded.is_none() {
+            values.clear();
+        }
+        let names = EventNames::of(&event.record, decoded);
+        let t = clock.to_filetime(event.timestamp);
+        time.push(Some(unix_micros(t)));
+        seconds.push(Some((t - start) as f64 / 1e7));
+        let name = |n: &Option<std::borrow::Cow<'_, str>>| n.as_deref().map(str::to_string);
+        text[0].push(name(&names.provider));
+        text[1].push(Some(event.provider.to_string()));
+        text[2].push(name(&names.event));
+        text[3].push(name(&names.task));
+        text[4].push(name(&names.opcode));
+        text[5].push(Some(format!("0x{:x}", event.keywords)));
+        text[6].push((!event.activity_id.is_zero()).then(|| event.activity_id.to_string()));
+        text[7].push(decoded.map(|schema| {
+            let mut json = Vec::with_capacity(256);
+            json.push(b'{');
+            let mut value = String::new();
+            for (i, (field, v)) in schema.fields.iter().zip(&values).enumerate() {
+                if i > 0 {
+                    json.push(b',');
+                }
+                crate::json::string(&mut json, &field.name);
+                json.push(b':');
+                value.clear();
+                format::text(field, v, event.pointer_size, &mut value);
+                crate::json::string(&mut json, &value);
+            }
+            json.push(b'}');
+            String::from_utf8(json).unwrap_or_default()
+        }));
+        ints[0].push(Some(i64::from(event.id)));
+        ints[1].push(Some(i64::from(event.version)));
+        ints[2].push(Some(i64::from(event.level)));
+        ints[3].push(event.process_id.map(i64::from));
+        ints[4].push(event.thread_id.map(i64::from));
+        ints[5].push(Some(i64::from(event.cpu)));
+    }
+    let [provider, guid, name, task, opcode, keywords, activity, properties] = text;
+    let [id, version, level, pid, tid, cpu] = ints;
+    vec![
+        Values::Timestamp(time),
+        Values::Float(seconds),
+        Values::Text(provider),
+        Values::Text(guid),
+        Values::Text(name),
+        Values::Text(task),
+        Values::Text(opcode),
+        Values::Int(id),
+        Values::Int(version),
+        Values::Int(level),
+        Values::Text(keywords),
+        Values::Int(pid),
+        Values::Int(tid),
+        Values::Int(cpu),
+        Values::Text(activity),
+        Values::Text(properties),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nettrail_tables::{Cell, column};
 
     #[test]
-    fn a_small_table_reads_back() {
-        let table = Table {
-            name: "t".into(),
-            columns: vec![
-                ("n".into(), Values::Int(vec![Some(1), None, Some(-3)])),
-                ("x".into(), Values::Float(vec![None, Some(0.5), Some(2.0)])),
-                ("b".into(), Values::Bool(vec![Some(true), Some(false), None])),
-                ("s".into(), Values::Text(vec![Some("a\"<".into()), None, Some(String::new())])),
-            ],
-        };
+    fn typed_columns_read_back() {
+        type Row = (Option<u64>, Option<Vec<String>>, i64);
+        let columns = vec![
+            column("n", Kind::Int, true, |r: &Row| Cell::opt(r.0)),
+            column("names", Kind::TextList, true, |r: &Row| r.1.clone().map_or(Cell::Null, Cell::List)),
+            column("at", Kind::Timestamp, true, |r: &Row| Cell::Time(r.2)),
+        ];
+        let epoch = nettrail_etl::clock::FILETIME_UNIX_EPOCH;
+        let rows: Vec<Row> = vec![
+            (Some(1), Some(vec!["a".into(), "b".into()]), epoch + 10_000_000),
+            (None, Some(vec![]), epoch),
+            (Some(3), None, epoch + 15),
+        ];
+        let refs: Vec<&Row> = rows.iter().collect();
         let mut bytes = Vec::new();
-        write_parquet(&table, &mut bytes).unwrap();
-        assert_eq!(&bytes[..4], b"PAR1");
-        assert_eq!(&bytes[bytes.len() - 4..], b"PAR1");
+        write_table(&mut bytes, "t", &columns, &refs).unwrap();
         use parquet::file::reader::{FileReader, SerializedFileReader};
         let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 3);
         let rows: Vec<String> = reader.get_row_iter(None).unwrap().map(|r| r.unwrap().to_string()).collect();
-        assert_eq!(rows[0], r#"{n: 1, x: null, b: true, s: "a"<"}"#);
-        assert_eq!(rows[1], "{n: null, x: 0.5, b: false, s: null}");
-
-        let uneven = Table {
-            name: "u".into(),
-            columns: vec![("a".into(), Values::Int(vec![Some(1)])), ("b".into(), Values::Int(vec![]))],
-        };
-        assert!(write_parquet(&uneven, Vec::new()).is_err());
+        assert_eq!(rows[0], "{n: 1, names: [\"a\", \"b\"], at: 1970-01-01 00:00:01.000000 +00:00}");
+        assert_eq!(rows[1], "{n: null, names: [], at: 1970-01-01 00:00:00.000000 +00:00}");
+        assert_eq!(rows[2], "{n: 3, names: null, at: 1970-01-01 00:00:00.000001 +00:00}");
     }
 }

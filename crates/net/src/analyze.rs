@@ -3,9 +3,10 @@
 //! decoded at all), then applied to the model in time order.
 
 use nettrail_decode::{LookupCache, Schemas, Value};
-use nettrail_etl::{Clock, Error, EventRef, EventStream, Record, Trace};
+use std::ops::ControlFlow;
+
+use nettrail_etl::{Batching, Chunk, Clock, Error, Record, Trace};
 use nettrail_stacks::StackRef;
-use rayon::prelude::*;
 
 use crate::event::{Head, Props};
 use crate::model::Network;
@@ -25,17 +26,11 @@ pub struct Analysis {
     pub reordered: u64,
 }
 
-fn read_chunk(
-    stream: &EventStream<'_, '_>,
-    items: &[Result<EventRef, Error>],
-    schemas: &Schemas,
-    clock: &Clock,
-) -> Vec<NetEvent> {
+fn read_chunk(chunk: Chunk<'_, '_, '_>, schemas: &Schemas, clock: &Clock) -> Vec<NetEvent> {
     let mut out = Vec::new();
     let mut values: Vec<Value<'_>> = Vec::new();
     let mut cache = LookupCache::default();
-    for r in items.iter().flatten() {
-        let Some(event) = stream.event(*r) else { continue };
+    for event in chunk.events() {
         let at = Where {
             time: clock.to_filetime(event.timestamp),
             pid: event.process_id,
@@ -89,53 +84,40 @@ pub(crate) fn net_event<'a>(
 /// timestamp the merge has reached after each batch.
 ///
 /// Reading (merge, decode) and applying overlap: the model is built on its
-/// own thread from batches handed over a short queue, so the sequential
+/// own thread from chunks handed over a short queue, so the sequential
 /// merge and the sequential model each get a core.
 pub fn analyze(trace: &Trace<'_>, schemas: &Schemas, progress: &mut dyn FnMut(u64)) -> Analysis {
     let clock = trace.clock();
-    let mut damage = Vec::new();
     let mut last_raw = trace.header_timestamp();
-    let mut reordered = 0;
-    let network = std::thread::scope(|scope| {
-        let (to_model, batches) = std::sync::mpsc::sync_channel::<Vec<Vec<NetEvent>>>(2);
+    let batching = Batching { batch: BATCH, chunk: CHUNK };
+    let (network, driven) = std::thread::scope(|scope| {
+        // Two batches' worth of chunks in flight at most.
+        let (to_model, chunks) = std::sync::mpsc::sync_channel::<Vec<NetEvent>>(2 * BATCH / CHUNK);
         let start = clock.to_filetime(trace.header_timestamp());
         let model = scope.spawn(move || {
             let mut network = Network::new(start);
-            for chunks in batches {
-                for event in chunks.into_iter().flatten() {
+            for chunk in chunks {
+                for event in chunk {
                     network.apply(event);
                 }
             }
             network
         });
-        let mut stream = trace.events();
-        let mut batch = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            stream.next_batch(BATCH, &mut batch);
-            if batch.is_empty() {
-                break;
-            }
-            for item in &batch {
-                match item {
-                    Ok(r) => last_raw = last_raw.max(r.timestamp),
-                    Err(e) => damage.push(e.clone()),
-                }
-            }
-            let stream_ref = &stream;
-            let chunks: Vec<Vec<NetEvent>> =
-                batch.par_chunks(CHUNK).map(|items| read_chunk(stream_ref, items, schemas, clock)).collect();
-            if to_model.send(chunks).is_err() {
-                break;
-            }
-            progress(last_raw);
-        }
-        reordered = stream.reordered();
+        let driven = nettrail_etl::drive(
+            trace,
+            batching,
+            |chunk| read_chunk(chunk, schemas, clock),
+            |events| if to_model.send(events).is_err() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) },
+            |raw| {
+                last_raw = last_raw.max(raw);
+                progress(last_raw);
+            },
+        );
         drop(to_model);
         // The model thread only applies events; it cannot fail but by a bug.
-        model.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        (model.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), driven)
     });
     let mut network = network;
     network.trace_end = network.trace_end.max(clock.to_filetime(last_raw));
-    Analysis { network, damage, reordered }
+    Analysis { network, damage: driven.damage, reordered: driven.reordered }
 }

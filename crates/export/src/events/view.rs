@@ -6,6 +6,7 @@ use std::sync::Arc;
 use nettrail_decode::{EventNames, EventSchema, Undecoded, Value, message};
 use nettrail_etl::Event;
 
+#[derive(Debug)]
 pub struct View<'v, 'a> {
     pub event: &'v Event<'a>,
     pub schema: Result<&'v Arc<EventSchema>, &'v Undecoded>,

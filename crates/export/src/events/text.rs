@@ -10,7 +10,8 @@ use nettrail_decode::{Undecoded, format, safe_text};
 use super::view::View;
 
 /// The fields `--fields` can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TextField {
     /// FILETIME: 100 ns ticks since 1601 (UTC).
     Timecreated,

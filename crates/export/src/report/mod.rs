@@ -1,4 +1,4 @@
-//! `nettrail view`: one self-contained HTML file with a trace's report — the
+//! The HTML report: one self-contained file with a trace's report — the
 //! trace's facts, a timeline of the requests, the request, connection, DNS
 //! and Http.sys tables (every column of the table commands), and per request
 //! its stitched stacks and the events of its activity.
@@ -10,18 +10,17 @@
 //! that element. The page's script builds every element with
 //! `textContent`, never parsing trace text as HTML.
 
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
 
 use nettrail_decode::fasthash::FastMap;
 use nettrail_decode::{EventNames, Schemas, Value as Decoded};
-use nettrail_etl::{Error, EventRef, EventStream, Guid, Trace};
+use nettrail_etl::{Batching, Chunk, Guid, Trace};
 use nettrail_net::{Report, Stitched};
-use rayon::prelude::*;
+use nettrail_stacks::Symbols;
+use nettrail_tables::{Analysed, Cell, Column, Filters, Request, columns};
 use serde_json::{Value, json};
 
-use crate::Outcome;
-use crate::tables::render::{Cell, Column};
-use crate::tables::{self, Filters, columns};
+use crate::facts::Facts;
 
 /// The page, its style and its script, inlined into every report.
 const TEMPLATE: &str = include_str!("report.html");
@@ -32,81 +31,44 @@ const SCRIPT: &str = include_str!("report.js");
 /// there were).
 pub const EVENT_LIMIT: usize = 200;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// The .etl file.
-    trace: PathBuf,
-    /// Where to write the report; by default next to the trace, with the
-    /// extension `.html` (`trace.etl` → `trace.html`).
-    #[arg(long, short, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Open the report in the default browser once written.
-    #[arg(long)]
-    open: bool,
-    #[command(flatten)]
-    symbols: crate::symbols::SymbolArgs,
-    /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
-    #[arg(long, value_name = "FILE|DIR")]
-    manifest: Vec<PathBuf>,
+/// What the report is building, for progress lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Stitching each request's stacks (0 to 1 of the requests).
+    Stacks,
+    /// Reading the events of the requests' activities (0 to 1 of the trace).
+    Events,
 }
 
-impl Args {
-    /// The report of a trace, next to it, opened in the browser when `open`
-    /// (what `nettrail stop --view` does with the trace it wrote).
-    pub fn for_trace(trace: &Path, open: bool) -> Args {
-        Args {
-            trace: trace.to_path_buf(),
-            output: None,
-            open,
-            symbols: crate::symbols::SymbolArgs::default(),
-            manifest: Vec::new(),
-        }
-    }
-}
+/// Writes the report of an analysed trace: its facts (from [`Facts::of`],
+/// whose stacks and modules the requests' stacks are stitched from), its
+/// tables, the stacks and each request's events. `title` names the trace.
+pub fn write_report(
+    out: &mut impl Write,
+    title: &str,
+    analysed: &Analysed<'_>,
+    facts: &Facts,
+    symbols: &impl Symbols,
+    progress: &mut dyn FnMut(Stage, f64),
+) -> io::Result<()> {
+    let report: Report = analysed.report();
+    let mut document = facts.document.clone();
+    document["requests"] = json!(report.requests.len());
+    document["connections"] = json!(report.connections.len());
+    document["dns_lookups"] = json!(report.dns.len());
+    document["http_server_requests"] = json!(report.http_server.len());
 
-pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
-    let path = &args.trace;
-    let output = args.output.clone().unwrap_or_else(|| path.with_extension("html"));
-    let file = crate::open(path)?;
-    let analysed = tables::analyse(path, &file, &args.manifest, quiet)?;
-    let report: Report = analysed.analysis.network.report();
-
-    // The facts of `nettrail info`, and every process's stacks and modules
-    // from the same pass.
-    let (summary, coverage, code) = crate::info::count(&analysed.trace, &analysed.schemas);
-    let mut facts = crate::info::report(path, &analysed.trace, &summary, &coverage);
-    crate::info::add_code(&mut facts, &summary, &code);
-    facts["requests"] = json!(report.requests.len());
-    facts["connections"] = json!(report.connections.len());
-    facts["dns_lookups"] = json!(report.dns.len());
-    facts["http_server_requests"] = json!(report.http_server.len());
-
-    let mut rows = tables::requests(&report, &Filters::default());
-    let pdbs = crate::symbols::Pdbs::new(&args.symbols);
+    let mut rows = nettrail_tables::requests(&report, &Filters::default());
     let net = &analysed.analysis.network;
-    let mut progress = crate::progress::Progress::new("stacks", rows.len() as u64, quiet);
+    let total = rows.len().max(1) as f64;
     for (i, r) in rows.iter_mut().enumerate() {
-        r.stacks = net.stitch(&r.started_by, &code, &pdbs);
-        progress.update(i as u64);
+        r.stacks = net.stitch(&r.started_by, &facts.code, symbols);
+        progress(Stage::Stacks, i as f64 / total);
     }
-    progress.finish();
-    pdbs.summary();
-
-    let activities = activity_events(&analysed.trace, &analysed.schemas, &report, quiet);
-
+    let activities = activity_events(&analysed.trace, &analysed.schemas, &report, &mut |f| progress(Stage::Events, f));
     let mut data = Vec::with_capacity(1 << 20);
-    write_data(&mut data, &facts, &report, &rows, &activities);
-    let title = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    write_page(&output, &title, &data)?;
-    println!("{}", output.display());
-    // The report is written either way: a browser that cannot be started is a warning.
-    if args.open
-        && let Err(e) = open_in_browser(&output)
-    {
-        say!("{e:#}");
-    }
-    // The analysis met the same damage as the count: reported once.
-    Ok(analysed.outcome(path))
+    write_data(&mut data, &document, &report, &rows, &activities);
+    write_page(out, title, &data)
 }
 
 /// The data document: facts, tables (column names, then rows of typed
@@ -116,7 +78,7 @@ fn write_data(
     out: &mut Vec<u8>,
     facts: &Value,
     report: &Report,
-    rows: &[columns::Request<'_>],
+    rows: &[Request<'_>],
     activities: &FastMap<Guid, Events>,
 ) {
     out.extend_from_slice(b"{\"facts\":");
@@ -213,7 +175,7 @@ fn table<R, K: std::borrow::Borrow<R>>(out: &mut Vec<u8>, columns: &[Column<R>],
         }
         out.extend_from_slice(b"{\"name\":");
         crate::json::string(out, c.name);
-        out.extend_from_slice(if c.in_table { b",\"main\":true" } else { b",\"main\":false" });
+        out.extend_from_slice(if c.main { b",\"main\":true" } else { b",\"main\":false" });
         let decimals = rows.iter().find_map(|r| match (c.get)(r.borrow()) {
             Cell::Float(_, d) => Some(d),
             _ => None,
@@ -250,15 +212,16 @@ struct Events {
     total: u64,
 }
 
-/// Events taken from the merge at a time, and decoded per parallel task.
-const BATCH: usize = 32 * 1024;
-const CHUNK: usize = 2048;
-
 /// The events of every request's activity: those whose activity id or
 /// related activity id is the request's, as `nettrail dump --activity`
 /// selects them. One more pass over the trace, only when a request has an
-/// activity.
-fn activity_events(trace: &Trace<'_>, schemas: &Schemas, report: &Report, quiet: bool) -> FastMap<Guid, Events> {
+/// activity; `progress` is told how far it has come, from 0 to 1.
+fn activity_events(
+    trace: &Trace<'_>,
+    schemas: &Schemas,
+    report: &Report,
+    progress: &mut dyn FnMut(f64),
+) -> FastMap<Guid, Events> {
     let mut wanted: FastMap<Guid, Events> =
         report.requests.iter().filter_map(|r| r.activity).map(|a| (a, Events::default())).collect();
     if wanted.is_empty() {
@@ -267,49 +230,40 @@ fn activity_events(trace: &Trace<'_>, schemas: &Schemas, report: &Report, quiet:
     let clock = *trace.clock();
     let first = trace.header_timestamp();
     let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
-    let mut progress = crate::progress::Progress::new("events", last.saturating_sub(first), quiet);
-    let mut stream = trace.events();
-    let mut batch = Vec::with_capacity(BATCH);
-    loop {
-        batch.clear();
-        stream.next_batch(BATCH, &mut batch);
-        if batch.is_empty() {
-            break;
-        }
-        let found: Vec<Vec<(Guid, Value)>> = batch
-            .par_chunks(CHUNK)
-            .map(|items| chunk_events(&stream, items, schemas, &clock, report.trace_start, &wanted))
-            .collect();
-        for (id, event) in found.into_iter().flatten() {
-            if let Some(events) = wanted.get_mut(&id) {
-                events.total += 1;
-                if events.listed.len() < EVENT_LIMIT {
-                    events.listed.push(event);
+    let span = last.saturating_sub(first).max(1) as f64;
+    let ids: FastMap<Guid, ()> = wanted.keys().map(|g| (*g, ())).collect();
+    nettrail_etl::drive(
+        trace,
+        Batching::default(),
+        |chunk| chunk_events(chunk, schemas, &clock, report.trace_start, &ids),
+        |found| {
+            for (id, event) in found {
+                if let Some(events) = wanted.get_mut(&id) {
+                    events.total += 1;
+                    if events.listed.len() < EVENT_LIMIT {
+                        events.listed.push(event);
+                    }
                 }
             }
-        }
-        if let Some(Ok(r)) = batch.last() {
-            progress.update(r.timestamp.saturating_sub(first));
-        }
-    }
-    progress.finish();
+            std::ops::ControlFlow::Continue(())
+        },
+        |ts| progress(ts.saturating_sub(first) as f64 / span),
+    );
     wanted
 }
 
 /// The wanted activities' events of one chunk, decoded: (activity, event).
 fn chunk_events(
-    stream: &EventStream<'_, '_>,
-    items: &[Result<EventRef, Error>],
+    chunk: Chunk<'_, '_, '_>,
     schemas: &Schemas,
     clock: &nettrail_etl::Clock,
     trace_start: i64,
-    wanted: &FastMap<Guid, Events>,
+    wanted: &FastMap<Guid, ()>,
 ) -> Vec<(Guid, Value)> {
     let mut found = Vec::new();
     let mut values: Vec<Decoded<'_>> = Vec::new();
     let mut cache = nettrail_decode::LookupCache::default();
-    for r in items.iter().flatten() {
-        let Some(event) = stream.event(*r) else { continue };
+    for event in chunk.events() {
         let related = event.extended.related_activity_id();
         let mut ids: [Option<Guid>; 2] = [Some(event.activity_id), related];
         for id in &mut ids {
@@ -376,16 +330,11 @@ fn chunk_events(
 
 /// Writes the page: the template with the style, the script and the data
 /// (escaped for a script element) inlined.
-fn write_page(output: &Path, title: &str, data: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    use std::io::Write as _;
-    let cannot = || format!("{}: cannot write", output.display());
-    let file = std::fs::File::create(output).with_context(cannot)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+fn write_page(out: &mut impl Write, title: &str, data: &[u8]) -> io::Result<()> {
     let mut rest = TEMPLATE;
     let mut text = Vec::new();
     while let Some(at) = rest.find("{{") {
-        out.write_all(&rest.as_bytes()[..at]).with_context(cannot)?;
+        out.write_all(&rest.as_bytes()[..at])?;
         let after = &rest[at + 2..];
         let end = after.find("}}").unwrap_or(after.len());
         text.clear();
@@ -404,18 +353,23 @@ fn write_page(output: &Path, title: &str, data: &[u8]) -> anyhow::Result<()> {
                     }
                     text.clear();
                     script_json(&mut text, &data[from..to]);
-                    out.write_all(&text).with_context(cannot)?;
+                    out.write_all(&text)?;
                     from = to;
                 }
                 text.clear();
             }
-            other => anyhow::bail!("report.html: unknown placeholder {other:?}"),
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("report.html: unknown placeholder {other:?}"),
+                ));
+            }
         }
-        out.write_all(&text).with_context(cannot)?;
+        out.write_all(&text)?;
         rest = after.get(end + 2..).unwrap_or_default();
     }
-    out.write_all(rest.as_bytes()).with_context(cannot)?;
-    out.flush().with_context(cannot)
+    out.write_all(rest.as_bytes())?;
+    out.flush()
 }
 
 /// JSON text made safe inside a script element: `<`, `>` and `&` as
@@ -456,25 +410,6 @@ fn html_text(out: &mut Vec<u8>, s: &str) {
     }
 }
 
-/// Opens a file in the default browser (the desktop's handler for .html).
-fn open_in_browser(path: &Path) -> anyhow::Result<()> {
-    let mut command = if cfg!(windows) {
-        let mut c = std::process::Command::new("cmd");
-        c.args(["/c", "start", ""]);
-        c
-    } else if cfg!(target_os = "macos") {
-        std::process::Command::new("open")
-    } else {
-        std::process::Command::new("xdg-open")
-    };
-    let status = command.arg(path).status();
-    match status {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => anyhow::bail!("{command:?} ended with {s}; the report is at {}", path.display()),
-        Err(e) => anyhow::bail!("cannot run {command:?}: {e}; the report is at {}", path.display()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,10 +430,9 @@ mod tests {
         // A line separator across the first slice's end.
         let data = format!("{{\"s\":\"{}\u{2028}<\"}}", "a".repeat((1 << 20) - 7));
         assert!(data.len() > 1 << 20 && data.as_bytes()[1 << 20] & 0xC0 == 0x80);
-        let path = std::env::temp_dir().join(format!("nettrail-view-{}.html", std::process::id()));
-        write_page(&path, "t<>", data.as_bytes()).unwrap();
-        let page = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let mut page = Vec::new();
+        write_page(&mut page, "t<>", data.as_bytes()).unwrap();
+        let page = String::from_utf8(page).unwrap();
         assert!(page.contains("\\u2028\\u003c") && !page.contains('\u{2028}'));
         assert!(page.contains("<title>t&lt;&gt; — nettrail</title>"));
     }

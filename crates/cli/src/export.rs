@@ -1,7 +1,8 @@
 //! `nettrail export`: a trace's data in the formats other tools open: the
 //! packets of NDIS-PacketCapture and PktMon as pcapng (Wireshark), the HTTP
 //! requests as HAR (DevTools, Fiddler), the activity as Chrome Trace Event
-//! JSON (Perfetto), any table as CSV or JSON lines.
+//! JSON (Perfetto), any table as CSV or JSON lines, and every table of one
+//! or many traces as one Parquet dataset (`nettrail_export` writes them all).
 //!
 //! Binary formats go to a file (`-o`), never to a terminal; messages and
 //! progress go to stderr.
@@ -14,12 +15,12 @@ use clap::ValueEnum;
 
 use crate::Outcome;
 
-#[cfg(feature = "parquet")]
-mod parquet;
-
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The .etl file.
+    /// The .etl file (for --format parquet: any number of files and folders of them).
+    #[arg(required = true, value_name = "TRACE")]
+    traces: Vec<PathBuf>,
+    #[arg(skip)]
     trace: PathBuf,
     /// Output format.
     #[arg(long, value_enum)]
@@ -60,8 +61,9 @@ enum Format {
     Csv,
     /// A table (--table) as JSON lines.
     Jsonl,
-    /// Every table (requests, connections, dns, http_server) and every event as
-    /// Parquet files in the folder -o names, for DuckDB, Spark or pandas.
+    /// Every table (requests, connections, dns, http_server) and every event of
+    /// one or many traces as one Hive-partitioned Parquet dataset in the folder
+    /// -o names (`table=requests/trace=NAME/part-0.parquet`), for DuckDB, Spark or pandas.
     Parquet,
 }
 
@@ -75,6 +77,13 @@ impl Format {
 }
 
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    if args.format == Format::Parquet {
+        return parquet(args, quiet);
+    }
+    let [trace] = args.traces.as_slice() else {
+        anyhow::bail!("--format {:?} exports one trace; only --format parquet takes several", args.format);
+    };
+    let args = &Args { trace: trace.clone(), traces: Vec::new(), ..args.clone() };
     match args.format {
         Format::Pcapng => pcapng(args, quiet),
         Format::Har | Format::Perfetto => model(args, quiet),
@@ -86,9 +95,83 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
 #[cfg(feature = "parquet")]
 fn parquet(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let Some(dir) = args.output.as_ref().filter(|p| p.as_os_str() != "-") else {
-        anyhow::bail!("--format parquet writes one file per table: name their folder with -o DIR");
+        anyhow::bail!("--format parquet writes a dataset of files: name its folder with -o DIR");
     };
-    parquet::run(&args.trace, dir, &args.manifest, quiet)
+    let traces = trace_files(&args.traces)?;
+    let mut dataset = nettrail_export::dataset::Dataset::create(dir)
+        .with_context(|| format!("{}: cannot create the folder", dir.display()))?;
+    let (mut written, mut damaged, mut unreadable) = (0, 0, 0);
+    for (i, path) in traces.iter().enumerate() {
+        let name = dataset.name_for(path);
+        let added = (|| -> anyhow::Result<nettrail_export::dataset::Added> {
+            let file = crate::open(path)?;
+            let analysed = crate::tables::analyse(path, &file, &args.manifest, quiet)?;
+            let first = analysed.trace.header_timestamp();
+            let mut progress = crate::progress::Progress::new("events", 1 << 20, quiet);
+            let last = analysed.trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+            let span = last.saturating_sub(first).max(1);
+            let added = dataset.add(&name, &analysed, &mut |t| {
+                progress.update(t.saturating_sub(first).saturating_mul(1 << 20) / span)
+            })?;
+            progress.finish();
+            crate::report_reordered(path, analysed.analysis.reordered);
+            Ok(added)
+        })();
+        match added {
+            Ok(added) => {
+                written += 1;
+                crate::report_damage(path, &added.damage);
+                damaged += usize::from(!added.damage.is_empty());
+                if !quiet {
+                    let [requests, connections, dns, server] = added.rows;
+                    say!(
+                        "[{}/{}] {}: trace={} {requests} requests, {connections} connections, {dns} DNS lookups, \
+                         {server} Http.sys requests, {} events",
+                        i + 1,
+                        traces.len(),
+                        path.display(),
+                        added.name,
+                        added.events
+                    );
+                }
+            }
+            Err(e) => {
+                unreadable += 1;
+                say!("{e:#}");
+            }
+        }
+    }
+    if !quiet {
+        say!("wrote {written} of {} traces to the dataset {}", traces.len(), dir.display());
+    }
+    Ok(match (written, damaged + unreadable) {
+        (0, _) => anyhow::bail!("no trace could be read"),
+        (_, 0) => Outcome::Complete,
+        _ => Outcome::Damaged,
+    })
+}
+
+/// The trace files named: files as given, folders' `*.etl` files in name order.
+#[cfg(feature = "parquet")]
+fn trace_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("{}: cannot read the folder", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("etl")))
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                say!("{}: no .etl file in this folder", path.display());
+            }
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
 }
 
 #[cfg(not(feature = "parquet"))]
@@ -112,8 +195,8 @@ fn model(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     refuse_overwrite(args)?;
     let file = crate::open(&args.trace)?;
     let analysed = crate::tables::analyse(&args.trace, &file, &args.manifest, quiet)?;
-    let report = analysed.analysis.network.report();
-    let mut rows = crate::tables::requests(&report, &crate::tables::Filters::default());
+    let report = analysed.report();
+    let mut rows = nettrail_tables::requests(&report, &nettrail_tables::Filters::default());
     let pdbs = crate::symbols::Pdbs::new(&args.symbols);
     analysed.stitch(&mut rows, &pdbs);
     pdbs.summary();
@@ -127,14 +210,14 @@ fn model(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(analysed.outcome(&args.trace))
+    Ok(crate::tables::outcome(&analysed, &args.trace))
 }
 
 /// CSV and JSON lines of a table: what the table commands write.
 fn table(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     use crate::tables::{self, Table};
     refuse_overwrite(args)?;
-    let format = if args.format == Format::Csv { tables::render::Format::Csv } else { tables::render::Format::Jsonl };
+    let format = if args.format == Format::Csv { tables::Format::Csv } else { tables::Format::Jsonl };
     let table = tables::Args::for_export(&args.trace, format, &args.manifest);
     let mut out = text_output(args)?;
     let outcome = match args.table {

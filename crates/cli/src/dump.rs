@@ -1,0 +1,120 @@
+//! `nettrail dump`: every event in time order, decoded, as JSON lines,
+//! Windows event XML, CSV or text lines (`nettrail_export::events` formats
+//! them, on every core); damage is reported after every good event.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use nettrail_decode::Schemas;
+use nettrail_etl::{Batching, Guid};
+use nettrail_export::events::{DEFAULT_FIELDS, Filter, Format, Formatter, Options, TextField, TimeBound, first_events};
+
+use crate::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .etl file.
+    trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+    format: Format,
+    /// Fields of `--format text`, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = DEFAULT_FIELDS.to_vec())]
+    fields: Vec<TextField>,
+    /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
+    #[arg(long, value_name = "FILE|DIR")]
+    manifest: Vec<PathBuf>,
+    /// Only events of this provider: a GUID or a name (repeatable).
+    #[arg(long, value_name = "NAME|GUID")]
+    provider: Vec<String>,
+    /// Only events with this event id (repeatable).
+    #[arg(long)]
+    id: Vec<u16>,
+    /// Only events of this process id, as the event header gives it (repeatable).
+    #[arg(long)]
+    pid: Vec<u32>,
+    /// Only events at or after this time: UTC (2012-06-19T20:34:00Z) or seconds from the start (+12.5).
+    #[arg(long, allow_hyphen_values = true)]
+    since: Option<TimeBound>,
+    /// Only events at or before this time (same forms as --since).
+    #[arg(long, allow_hyphen_values = true)]
+    until: Option<TimeBound>,
+    /// Only the events of one activity: those with this activity id or related activity id.
+    #[arg(long, value_name = "GUID")]
+    activity: Option<Guid>,
+    /// Stop after this many events.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// Do not decode: only each record's own fields (fastest; to look at
+    /// events as stored).
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    symbols: crate::symbols::SymbolArgs,
+}
+
+pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let file = crate::open(&args.trace)?;
+    let trace = crate::parse(&args.trace, &file)?;
+    let schemas =
+        if args.raw { Schemas::new() } else { crate::schemas::for_trace(&args.trace, &trace, &args.manifest)? };
+    let clock = *trace.clock();
+    // Stacks need a pass of their own (they are joined to events by time and
+    // thread, their frames resolved through the modules loaded then).
+    let code = (!args.raw && args.format == Format::Jsonl).then(|| nettrail_stacks::scan(&trace, &schemas, &|_| true));
+    let filter = Filter::new(
+        &args.provider,
+        &args.id,
+        &args.pid,
+        args.since,
+        args.until,
+        args.activity,
+        trace.header().start_time,
+    );
+    let options = Options { format: args.format, fields: args.fields.clone(), raw: args.raw, filter };
+    let pdbs = crate::symbols::Pdbs::new(&args.symbols);
+    let formatter = Formatter::new(&schemas, &clock, &options, code.as_ref().map(|c| (c, &pdbs)));
+    // Chunks are larger than this buffer, so they go to stdout without a copy.
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    out.write_all(args.format.header().as_bytes())?;
+    // Progress is measured in time: how far the merge clock has come.
+    let first = trace.header_timestamp();
+    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
+    let mut remaining = args.limit.unwrap_or(u64::MAX);
+    let mut written = Ok(());
+    let driven = nettrail_etl::drive(
+        &trace,
+        Batching::default(),
+        |chunk| {
+            let mut text = Vec::with_capacity(chunk.len() * 256);
+            let count = formatter.chunk(chunk, &mut text);
+            (count, text)
+        },
+        |(count, text)| {
+            let result = if count >= remaining {
+                let cut = first_events(&text, remaining, args.format.event_end());
+                remaining = 0;
+                out.write_all(cut)
+            } else {
+                remaining -= count;
+                out.write_all(&text)
+            };
+            if let Err(e) = result {
+                written = Err(e);
+                return ControlFlow::Break(());
+            }
+            if remaining == 0 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        },
+        |ts| progress.update(ts.saturating_sub(first)),
+    );
+    progress.finish();
+    written?;
+    out.write_all(args.format.footer().as_bytes())?;
+    out.flush()?;
+    pdbs.summary();
+    crate::report_reordered(&args.trace, driven.reordered);
+    crate::report_damage(&args.trace, &driven.damage);
+    Ok(if driven.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}

@@ -1,0 +1,93 @@
+//! `nettrail view`: the HTML report of a trace (`nettrail_export::report`
+//! writes it), written to a file and, on request, opened in the browser.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use nettrail_export::facts::Facts;
+use nettrail_export::report::{Stage, write_report};
+
+use crate::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .etl file.
+    trace: PathBuf,
+    /// Where to write the report; by default next to the trace, with the
+    /// extension `.html` (`trace.etl` → `trace.html`).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Open the report in the default browser once written.
+    #[arg(long)]
+    open: bool,
+    #[command(flatten)]
+    symbols: crate::symbols::SymbolArgs,
+    /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
+    #[arg(long, value_name = "FILE|DIR")]
+    manifest: Vec<PathBuf>,
+}
+
+impl Args {
+    /// The report of a trace, next to it, opened in the browser when `open`
+    /// (what `nettrail stop --view` does with the trace it wrote).
+    pub fn for_trace(trace: &Path, open: bool) -> Args {
+        Args {
+            trace: trace.to_path_buf(),
+            output: None,
+            open,
+            symbols: crate::symbols::SymbolArgs::default(),
+            manifest: Vec::new(),
+        }
+    }
+}
+
+pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let path = &args.trace;
+    let output = args.output.clone().unwrap_or_else(|| path.with_extension("html"));
+    let file = crate::open(path)?;
+    let analysed = crate::tables::analyse(path, &file, &args.manifest, quiet)?;
+    // The facts of `nettrail info`, and every process's stacks and modules from the same pass.
+    let facts = Facts::of(path, &analysed.trace, &analysed.schemas);
+    let pdbs = crate::symbols::Pdbs::new(&args.symbols);
+    let title = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let cannot = || format!("{}: cannot write", output.display());
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&output).with_context(cannot)?);
+    let mut stacks = crate::progress::Progress::new("stacks", 1_000_000, quiet);
+    let mut events = crate::progress::Progress::new("events", 1_000_000, quiet);
+    write_report(&mut out, &title, &analysed, &facts, &pdbs, &mut |stage, done| match stage {
+        Stage::Stacks => stacks.update((done * 1e6) as u64),
+        Stage::Events => events.update((done * 1e6) as u64),
+    })
+    .with_context(cannot)?;
+    stacks.finish();
+    events.finish();
+    pdbs.summary();
+    println!("{}", output.display());
+    // The report is written either way: a browser that cannot be started is a warning.
+    if args.open
+        && let Err(e) = open_in_browser(&output)
+    {
+        say!("{e:#}");
+    }
+    // The analysis met the same damage as the count: reported once.
+    Ok(crate::tables::outcome(&analysed, path))
+}
+
+/// Opens a file in the default browser (the desktop's handler for .html).
+fn open_in_browser(path: &Path) -> anyhow::Result<()> {
+    let mut command = if cfg!(windows) {
+        let mut c = std::process::Command::new("cmd");
+        c.args(["/c", "start", ""]);
+        c
+    } else if cfg!(target_os = "macos") {
+        std::process::Command::new("open")
+    } else {
+        std::process::Command::new("xdg-open")
+    };
+    let status = command.arg(path).status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => anyhow::bail!("{command:?} ended with {s}; the report is at {}", path.display()),
+        Err(e) => anyhow::bail!("cannot run {command:?}: {e}; the report is at {}", path.display()),
+    }
+}

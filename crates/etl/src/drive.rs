@@ -1,0 +1,97 @@
+//! The one loop every decoding pass runs: the trace's events in time order,
+//! taken from the merge in batches, each batch cut into chunks worked on in
+//! parallel, the chunks' results handed on in order.
+//!
+//! The merge is sequential; decoding and formatting are not. Passes that
+//! need the events in order (the network model, a dump, an export) get them
+//! so, while the work per event runs on every core.
+
+use std::ops::ControlFlow;
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::merge::{Event, EventRef, EventStream};
+use crate::trace::Trace;
+
+/// Batch and chunk sizes of a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batching {
+    /// Events taken from the merge at a time (the memory a pass holds).
+    pub batch: usize,
+    /// Events per parallel task.
+    pub chunk: usize,
+}
+
+impl Default for Batching {
+    fn default() -> Self {
+        Batching { batch: 32 * 1024, chunk: 2048 }
+    }
+}
+
+/// Consecutive events of the stream, for one parallel task.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk<'s, 't, 'd> {
+    stream: &'s EventStream<'t, 'd>,
+    items: &'s [Result<EventRef, Error>],
+}
+
+impl<'s> Chunk<'s, '_, '_> {
+    /// The chunk's events in time order (damage is reported by [`drive`]).
+    pub fn events(&self) -> impl Iterator<Item = Event<'s>> + '_ {
+        self.items.iter().flatten().filter_map(|r| self.stream.event(*r))
+    }
+
+    /// Events in the chunk.
+    pub fn len(&self) -> usize {
+        self.items.iter().filter(|i| i.is_ok()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a pass met: the damage, in stream order, and how many buffers the
+/// merge read out of time order ([`EventStream::reordered`]).
+#[derive(Debug, Default)]
+pub struct Driven {
+    pub damage: Vec<Error>,
+    pub reordered: u64,
+}
+
+/// Runs `work` on every chunk of the trace's events, in parallel, and hands
+/// the results to `done` in time order; `done` can stop the pass.
+/// `progress` is told the raw timestamp reached after each batch.
+pub fn drive<T: Send>(
+    trace: &Trace<'_>,
+    batching: Batching,
+    work: impl Fn(Chunk<'_, '_, '_>) -> T + Sync,
+    mut done: impl FnMut(T) -> ControlFlow<()>,
+    mut progress: impl FnMut(u64),
+) -> Driven {
+    let mut driven = Driven::default();
+    let mut stream = trace.events();
+    let mut batch = Vec::with_capacity(batching.batch);
+    let chunk = batching.chunk.max(1);
+    'batches: loop {
+        batch.clear();
+        stream.next_batch(batching.batch.max(1), &mut batch);
+        if batch.is_empty() {
+            break;
+        }
+        driven.damage.extend(batch.iter().filter_map(|item| item.as_ref().err().cloned()));
+        let stream_ref = &stream;
+        let results: Vec<T> = batch.par_chunks(chunk).map(|items| work(Chunk { stream: stream_ref, items })).collect();
+        for result in results {
+            if done(result).is_break() {
+                break 'batches;
+            }
+        }
+        if let Some(last) = batch.iter().rev().find_map(|item| item.as_ref().ok()) {
+            progress(last.timestamp);
+        }
+    }
+    driven.reordered = stream.reordered();
+    driven
+}
