@@ -111,6 +111,18 @@ pub fn python_duckdb() -> Result<PathBuf, String> {
     PYTHON.get_or_init(|| python_venv("duckdb", PYTHON_DUCKDB, "import duckdb")).clone()
 }
 
+/// The test tools of the Python package, pinned: the package's own
+/// dependency (pyarrow) and what its tests run (pytest, pandas, DuckDB,
+/// Dask's distributed scheduler).
+pub const PYTHON_PACKAGE_TOOLS: &[&str] =
+    &["pyarrow==26.0.1", "pytest==9.2.0", "pandas==3.1.1", "duckdb==1.5.6", "dask[distributed]==2026.8.0"];
+
+/// A Python interpreter in `target/python-venv` with the package's test
+/// tools (the package itself is installed by its test, which rebuilds it).
+pub fn python_for_package() -> Result<PathBuf, String> {
+    python_venv("python-venv", PYTHON_PACKAGE_TOOLS, "import pyarrow, pytest, pandas, duckdb, distributed")
+}
+
 /// A virtual environment under `target/NAME` with `packages` from PyPI,
 /// ready when `check` runs.
 fn python_venv(name: &str, packages: &[&str], check: &str) -> Result<PathBuf, String> {

@@ -7,6 +7,7 @@
 mod csv;
 mod filter;
 mod jsonl;
+pub mod table;
 mod text;
 mod view;
 mod xml;
