@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use nettrail_decode::Schemas;
 use nettrail_etl::{Batching, Guid};
-use nettrail_export::events::{DEFAULT_FIELDS, Filter, Format, Formatter, Options, TextField, TimeBound, first_events};
+use nettrail_export::events::{Filter, Format, Formatter, Options, TextField, TimeBound, first_events};
 
 use crate::Outcome;
 
@@ -20,7 +20,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
     /// Fields of `--format text`, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = DEFAULT_FIELDS.to_vec())]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "timestamp,providername,taskname,opcodename,pid,tid,properties"
+    )]
     fields: Vec<TextField>,
     /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
     #[arg(long, value_name = "FILE|DIR")]
@@ -34,7 +39,9 @@ pub struct Args {
     /// Only events of this process id, as the event header gives it (repeatable).
     #[arg(long)]
     pid: Vec<u32>,
-    /// Only events at or after this time: UTC (2012-06-19T20:34:00Z) or seconds from the start (+12.5).
+    /// Only events at or after this time: RFC 3339 (2012-06-19T20:34:00Z,
+    /// 2012-06-19T22:34:00+02:00), `2012-06-19 20:34:00` (UTC), or seconds
+    /// from the start (+12.5).
     #[arg(long, allow_hyphen_values = true)]
     since: Option<TimeBound>,
     /// Only events at or before this time (same forms as --since).
@@ -117,4 +124,23 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     crate::report_reordered(&args.trace, driven.reordered);
     crate::report_damage(&args.trace, &driven.damage);
     Ok(if driven.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Dump {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    #[test]
+    fn the_default_fields_are_the_libraries() {
+        let dump = Dump::try_parse_from(["dump", "trace.etl"]).unwrap();
+        assert_eq!(dump.args.fields, nettrail_export::events::DEFAULT_FIELDS);
+        let chosen = Dump::try_parse_from(["dump", "trace.etl", "--fields", "eventid,pid"]).unwrap();
+        assert_eq!(chosen.args.fields, [super::TextField::Eventid, super::TextField::Pid]);
+    }
 }

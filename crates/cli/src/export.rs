@@ -224,7 +224,7 @@ fn table(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         TableName::Requests => tables::run_requests_to(&tables::RequestArgs::from_table(table), quiet, &mut out)?,
         TableName::Connections => tables::run_to(Table::Connections, &table, quiet, &mut out)?,
         TableName::Dns => tables::run_to(Table::Dns, &table, quiet, &mut out)?,
-        TableName::HttpServer => tables::run_to(Table::HttpServer, &table, quiet, &mut out)?,
+        TableName::HttpServer => tables::run_http_server_to(&table.with_urls(), quiet, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)

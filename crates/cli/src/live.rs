@@ -12,14 +12,12 @@ use crate::Outcome;
 use nettrail_tables::columns::requests;
 use nettrail_tables::{Request, render};
 
-use crate::tables::Format;
-
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Replay a recorded trace through the live view instead of a real-time session.
     #[arg(long, value_name = "TRACE.etl")]
     replay: Option<PathBuf>,
-    /// `table`: one line per request; `jsonl`: every column, as `requests --format jsonl`.
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Providers to add to the session, as for `nettrail start`.
@@ -31,16 +29,29 @@ pub struct Args {
 /// that the layers above a connection have claimed it.
 const SETTLE: i64 = 20_000_000;
 
+/// How `live` prints rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per request, as it settles.
+    Table,
+    /// Every column, as `requests --format csv` (one header line).
+    Csv,
+    /// Every column, as `requests --format jsonl`.
+    Jsonl,
+}
+
 /// Prints each request row once, when it has settled.
 struct Printer {
     format: Format,
     printed: std::collections::HashSet<String>,
     start: i64,
+    /// The CSV header went out (it is printed once, before the first rows).
+    header_printed: bool,
 }
 
 impl Printer {
     fn new(format: Format, start: i64) -> Printer {
-        Printer { format, printed: Default::default(), start }
+        Printer { format, printed: Default::default(), start, header_printed: false }
     }
 
     /// A row's identity across reports (its number changes as rows arrive).
@@ -69,10 +80,23 @@ impl Printer {
                     writeln!(out, "{}", nettrail_decode::safe_text::visible(&self.line(r.row)))?;
                 }
             }
-            format => {
+            Format::Csv => {
+                let columns = requests(&report);
+                let shown: Vec<_> = columns.iter().collect();
+                let mut line = String::new();
+                if !self.header_printed {
+                    render::csv_header(&mut line, &shown);
+                    self.header_printed = true;
+                }
+                for r in &fresh {
+                    render::csv_row(&mut line, &shown, r);
+                }
+                out.write_all(line.as_bytes())?;
+            }
+            Format::Jsonl => {
                 let columns = requests(&report);
                 let rows: Vec<&Request<'_>> = fresh.iter().collect();
-                render::write(out, format.into(), &columns, None, &rows)?;
+                render::write(out, render::Format::Jsonl, &columns, None, &rows)?;
             }
         }
         out.flush()

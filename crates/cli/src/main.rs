@@ -31,8 +31,23 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use nettrail_etl::{Trace, TraceFile};
 
+/// `--version`: the version and the features built in.
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let feature = |on: bool, name: &str| format!("{}{name}", if on { "+" } else { "-" });
+        format!(
+            "{}\nfeatures: {} {}\ncapture: {}",
+            env!("CARGO_PKG_VERSION"),
+            feature(cfg!(feature = "parquet"), "parquet"),
+            feature(cfg!(feature = "download"), "download"),
+            if cfg!(windows) { "Windows (wpr.exe, native ETW sessions)" } else { "none here (Windows only)" },
+        )
+    })
+}
+
 #[derive(Parser, Debug)]
-#[command(name = "nettrail", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "nettrail", version, long_version = long_version(), about, long_about = None, max_term_width = 100)]
 struct Cli {
     /// Show no progress on stderr (it is also hidden when stderr is not a terminal).
     #[arg(long, short, global = true)]
@@ -58,7 +73,7 @@ enum Command {
     /// DNS lookups (name, answers, process, time) and the DNS servers of each interface.
     Dns(tables::Args),
     /// Http.sys server requests: one row per request.
-    HttpServer(tables::Args),
+    HttpServer(tables::UrlArgs),
     /// Start recording a network trace (Windows, administrator; drives wpr.exe).
     Start(capture::StartArgs),
     /// Stop recording and write the trace.
@@ -73,6 +88,13 @@ enum Command {
     Profile(capture::ProfileArgs),
     /// Write a self-contained HTML report: timeline, requests, connections, DNS, stacks.
     View(view::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: `nettrail man | man -l -`.
+    Man,
 }
 
 /// How a command ended, as an exit code: 0 success, 1 nothing could be read
@@ -104,7 +126,7 @@ fn main() -> ExitCode {
         Command::Stack(args) => stack::run(args, cli.quiet),
         Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),
         Command::Dns(args) => tables::run(tables::Table::Dns, args, cli.quiet),
-        Command::HttpServer(args) => tables::run(tables::Table::HttpServer, args, cli.quiet),
+        Command::HttpServer(args) => tables::run_http_server(args, cli.quiet),
         Command::Start(args) => capture::start(args),
         Command::Stop(args) => capture::stop(args, cli.quiet),
         Command::Status => capture::status(),
@@ -112,6 +134,8 @@ fn main() -> ExitCode {
         Command::Profile(args) => capture::profile(args),
         Command::Live(args) => live::run(args, cli.quiet),
         Command::View(args) => view::run(args, cli.quiet),
+        Command::Completions { shell } => completions(*shell),
+        Command::Man => man(),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -122,6 +146,18 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "nettrail", &mut std::io::stdout().lock());
+    Ok(Outcome::Complete)
+}
+
+fn man() -> anyhow::Result<Outcome> {
+    use clap::CommandFactory;
+    clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout().lock())?;
+    Ok(Outcome::Complete)
 }
 
 /// `nettrail dump … | head` closes the pipe early; that is not an error.

@@ -24,6 +24,9 @@ pub struct Args {
     request: Vec<usize>,
     #[command(flatten)]
     filters: Filters,
+    /// Only requests whose URL contains URL (case-insensitive).
+    #[arg(long)]
+    url: Option<String>,
     #[command(flatten)]
     symbols: crate::symbols::SymbolArgs,
     /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
@@ -39,7 +42,8 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     if let Some(&n) = args.request.iter().find(|&&n| n == 0 || n > count) {
         anyhow::bail!("no request {n}: the trace has requests 1 to {count}");
     }
-    let mut rows = nettrail_tables::requests(&report, &(&args.filters).into());
+    let filters = nettrail_tables::Filters { url: args.url.clone(), ..(&args.filters).into() };
+    let mut rows = nettrail_tables::requests(&report, &filters);
     if !args.request.is_empty() {
         rows.retain(|r| args.request.contains(&r.number));
     }

@@ -55,11 +55,27 @@ pub struct Args {
     manifest: Vec<PathBuf>,
 }
 
+/// The flags of a table whose rows have URLs (requests, Http.sys requests).
+#[derive(clap::Args, Debug, Default)]
+pub struct UrlArgs {
+    #[command(flatten)]
+    table: Args,
+    /// Only rows whose URL contains URL (case-insensitive).
+    #[arg(long)]
+    url: Option<String>,
+}
+
+impl UrlArgs {
+    fn filters(&self) -> nettrail_tables::Filters {
+        nettrail_tables::Filters { url: self.url.clone(), ..(&self.table.filters).into() }
+    }
+}
+
 /// `nettrail requests`: the table's flags, and the stacks to add.
 #[derive(clap::Args, Debug, Default)]
 pub struct RequestArgs {
     #[command(flatten)]
-    table: Args,
+    table: UrlArgs,
     /// Add the call stacks that started each request, stitched across thread
     /// pools and other hand-offs (comma-separated): `first` (the code that
     /// began the work), `last` (the request's own), `middle` (the stacks
@@ -93,7 +109,7 @@ impl From<StackArg> for StackView {
 
 impl RequestArgs {
     pub fn from_table(table: Args) -> RequestArgs {
-        RequestArgs { table, ..RequestArgs::default() }
+        RequestArgs { table: UrlArgs { table, url: None }, ..RequestArgs::default() }
     }
 }
 
@@ -101,6 +117,11 @@ impl Args {
     /// Every row of a table in `format` (what `nettrail export --format csv|jsonl` writes).
     pub fn for_export(trace: &Path, format: Format, manifest: &[PathBuf]) -> Args {
         Args { trace: trace.to_path_buf(), format, manifest: manifest.to_vec(), ..Args::default() }
+    }
+
+    /// [`Args::for_export`] of a table with URLs.
+    pub fn with_urls(self) -> UrlArgs {
+        UrlArgs { table: self, url: None }
     }
 }
 
@@ -113,14 +134,11 @@ pub struct Filters {
     /// Only rows whose server, other names or IP address contain HOST.
     #[arg(long)]
     host: Option<String>,
-    /// Only rows whose URL contains URL.
-    #[arg(long)]
-    url: Option<String>,
 }
 
 impl From<&Filters> for nettrail_tables::Filters {
     fn from(f: &Filters) -> nettrail_tables::Filters {
-        nettrail_tables::Filters { process: f.process.clone(), host: f.host.clone(), url: f.url.clone() }
+        nettrail_tables::Filters { process: f.process.clone(), host: f.host.clone(), url: None }
     }
 }
 
@@ -128,7 +146,6 @@ impl From<&Filters> for nettrail_tables::Filters {
 pub enum Table {
     Connections,
     Dns,
-    HttpServer,
 }
 
 /// Checks the chosen and sort columns, sorts, and writes.
@@ -143,8 +160,8 @@ fn emit<R>(out: &mut impl Write, args: &Args, columns: &[Column<R>], mut rows: V
     Ok(())
 }
 
-fn kept<'r, R: Filterable>(rows: &'r [R], args: &Args) -> Vec<&'r R> {
-    nettrail_tables::Filters::from(&args.filters).kept(rows)
+fn kept<'r, R: Filterable>(rows: &'r [R], filters: &nettrail_tables::Filters) -> Vec<&'r R> {
+    filters.kept(rows)
 }
 
 /// Reads and analyses a trace, with a progress line.
@@ -176,16 +193,16 @@ pub fn run_requests(args: &RequestArgs, quiet: bool) -> anyhow::Result<Outcome> 
 
 /// `nettrail requests`, written to `out`.
 pub fn run_requests_to(args: &RequestArgs, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
-    if !args.stacks.is_empty() && args.table.format == Format::Table {
+    if !args.stacks.is_empty() && args.table.table.format == Format::Table {
         anyhow::bail!(
             "--stacks adds lists of frames: use it with --format jsonl or csv, or print them with `nettrail stack`"
         );
     }
-    let path = &args.table.trace;
+    let path = &args.table.table.trace;
     let file = crate::open(path)?;
-    let analysed = analyse(path, &file, &args.table.manifest, quiet)?;
+    let analysed = analyse(path, &file, &args.table.table.manifest, quiet)?;
     let report: Report = analysed.report();
-    let mut rows = nettrail_tables::requests(&report, &(&args.table.filters).into());
+    let mut rows = nettrail_tables::requests(&report, &args.table.filters());
     let mut columns = columns::requests(&report);
     if !args.stacks.is_empty() {
         let pdbs = crate::symbols::Pdbs::new(&args.symbols);
@@ -193,7 +210,7 @@ pub fn run_requests_to(args: &RequestArgs, quiet: bool, out: &mut Box<dyn Write 
         pdbs.summary();
         columns.extend(args.stacks.iter().map(|&v| columns::stack_column(v.into())));
     }
-    emit(out, &args.table, &columns, rows.iter().collect())?;
+    emit(out, &args.table.table, &columns, rows.iter().collect())?;
     out.flush()?;
     Ok(outcome(&analysed, path))
 }
@@ -208,11 +225,27 @@ pub fn run_to(table: Table, args: &Args, quiet: bool, out: &mut Box<dyn Write + 
     let file = crate::open(&args.trace)?;
     let analysed = analyse(&args.trace, &file, &args.manifest, quiet)?;
     let report: Report = analysed.report();
+    let filters = (&args.filters).into();
     match table {
-        Table::Connections => emit(out, args, &columns::connections(&report), kept(&report.connections, args))?,
-        Table::Dns => emit(out, args, &columns::dns(&report), kept(&report.dns, args))?,
-        Table::HttpServer => emit(out, args, &columns::http_server(&report), kept(&report.http_server, args))?,
+        Table::Connections => emit(out, args, &columns::connections(&report), kept(&report.connections, &filters))?,
+        Table::Dns => emit(out, args, &columns::dns(&report), kept(&report.dns, &filters))?,
     }
     out.flush()?;
     Ok(outcome(&analysed, &args.trace))
+}
+
+pub fn run_http_server(args: &UrlArgs, quiet: bool) -> anyhow::Result<Outcome> {
+    let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    run_http_server_to(args, quiet, &mut out)
+}
+
+/// `nettrail http-server`, written to `out`.
+pub fn run_http_server_to(args: &UrlArgs, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
+    let path = &args.table.trace;
+    let file = crate::open(path)?;
+    let analysed = analyse(path, &file, &args.table.manifest, quiet)?;
+    let report: Report = analysed.report();
+    emit(out, &args.table, &columns::http_server(&report), kept(&report.http_server, &args.filters()))?;
+    out.flush()?;
+    Ok(outcome(&analysed, path))
 }

@@ -13,8 +13,8 @@ use crate::Outcome;
 pub struct Args {
     /// The .etl file.
     trace: PathBuf,
-    /// Where to write the report; by default next to the trace, with the
-    /// extension `.html` (`trace.etl` → `trace.html`).
+    /// Where to write the report; by default in the current folder, named
+    /// after the trace (`…/trace.etl` → `./trace.html`); its path is printed.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Open the report in the default browser once written.
@@ -28,12 +28,12 @@ pub struct Args {
 }
 
 impl Args {
-    /// The report of a trace, next to it, opened in the browser when `open`
-    /// (what `nettrail stop --view` does with the trace it wrote).
+    /// The report of a trace next to it (a trace just recorded, where the user
+    /// chose), opened in the browser when `open` (what `nettrail stop --view` does).
     pub fn for_trace(trace: &Path, open: bool) -> Args {
         Args {
             trace: trace.to_path_buf(),
-            output: None,
+            output: Some(trace.with_extension("html")),
             open,
             symbols: crate::symbols::SymbolArgs::default(),
             manifest: Vec::new(),
@@ -43,7 +43,11 @@ impl Args {
 
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let path = &args.trace;
-    let output = args.output.clone().unwrap_or_else(|| path.with_extension("html"));
+    // Not next to the trace: traces are often in read-only or shared folders.
+    let output = args.output.clone().unwrap_or_else(|| {
+        let stem = path.file_stem().map_or_else(|| "trace".into(), |s| s.to_os_string());
+        PathBuf::from(stem).with_extension("html")
+    });
     let file = crate::open(path)?;
     let analysed = crate::tables::analyse(path, &file, &args.manifest, quiet)?;
     // The facts of `nettrail info`, and every process's stacks and modules from the same pass.
@@ -62,7 +66,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     stacks.finish();
     events.finish();
     pdbs.summary();
-    println!("{}", output.display());
+    println!("{}", std::path::absolute(&output).unwrap_or(output.clone()).display());
     // The report is written either way: a browser that cannot be started is a warning.
     if args.open
         && let Err(e) = open_in_browser(&output)

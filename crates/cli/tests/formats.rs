@@ -67,7 +67,7 @@ fn xml_escapes_what_the_trace_says() {
 }
 
 #[test]
-fn csv_is_rfc_4180_with_fixed_columns_then_properties() {
+fn csv_is_rectangular_rfc_4180_with_properties_as_json() {
     let path = corpus_file("etlparser__AMSITrace.etl");
     let text = dump(path.to_str().unwrap(), &["--format", "csv"]);
     // Python's csv module is the independent reader here.
@@ -81,13 +81,17 @@ fn csv_is_rfc_4180_with_fixed_columns_then_properties() {
     let rows: Vec<Vec<String>> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.len(), 1 + 21);
     assert_eq!(rows[0][..3], ["timestamp", "provider_name", "provider_guid"]);
-    assert_eq!(rows[0].len(), 17);
+    assert_eq!(rows[0][16..], ["properties", "undecoded"]);
+    // Rectangular: every row has the header's columns.
+    assert!(rows.iter().all(|r| r.len() == 18), "{:?}", rows.iter().map(Vec::len).collect::<Vec<_>>());
     let amsi: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "AmsiTrace").collect();
     assert_eq!(amsi.len(), 19);
     assert_eq!(amsi[0][3], "AmsiScript");
-    // Fixed columns, then one name=value cell per property, quoted as needed.
-    assert_eq!(amsi[0][16], "Engine=VBScript");
-    assert!(amsi[0][17].starts_with("Script=IWshShell3.Run(\"powershell.exe -nop"), "{}", amsi[0][17]);
+    // The properties as one JSON object, typed as in JSON lines; CR/LF shown as escapes.
+    let properties: serde_json::Value = serde_json::from_str(&amsi[0][16]).unwrap();
+    assert_eq!(properties["Engine"], "VBScript");
+    assert!(properties["Script"].as_str().unwrap().starts_with("IWshShell3.Run(\"powershell.exe -nop"), "{properties}");
+    assert_eq!(amsi[0][17], "");
 }
 
 #[test]

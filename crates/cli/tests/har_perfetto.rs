@@ -131,6 +131,10 @@ fn well_formed(doc: &Value) -> Vec<Value> {
 fn perfetto_of_the_sample() {
     let (_, doc) = export(SAMPLE, "perfetto", "sample.perfetto.json");
     let events = well_formed(&doc);
+    // Times count from the trace's start, which the metadata gives absolutely.
+    let info: Value = serde_json::from_str(&nettrail(&["info", SAMPLE, "--format", "json"])).unwrap();
+    assert_eq!(doc["metadata"]["trace_start_utc"], info["start_utc"]);
+    assert_eq!(doc["metadata"]["trace_start_unix_us"], 1_768_469_400_000_000i64);
     let rows = jsonl(&nettrail(&["requests", SAMPLE, "--format", "jsonl"]));
     let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X" && e["cat"] != "hand-off").collect();
     assert_eq!(slices.len(), rows.len());

@@ -5,7 +5,9 @@
 //! stitched stacks), a bytes-per-second counter per process, and an instant
 //! per DNS answer.
 //!
-//! Times are microseconds from the trace's start.
+//! Times are microseconds from the trace's start; the document's `metadata`
+//! gives the start's absolute time (UTC). Events are written as they are
+//! made: memory holds the process and thread names, not the document.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -24,7 +26,7 @@ pub fn write_perfetto(
 ) -> io::Result<()> {
     let t0 = report.trace_start;
     let us = |t: i64| (t - t0) as f64 / 10.0;
-    let mut events: Vec<Value> = Vec::new();
+    let mut events = Events::start(out)?;
     let mut processes: BTreeMap<u32, Option<&str>> = BTreeMap::new();
     let mut threads: BTreeSet<(u32, u32)> = BTreeSet::new();
 
@@ -34,7 +36,7 @@ pub fn write_perfetto(
         note(&mut processes, pid, r.process.as_deref());
         threads.insert((pid, tid));
         let duration = r.end.map_or(0.0, |end| (end - r.start).max(0) as f64 / 10.0);
-        events.push(json!({
+        events.push(&json!({
             "ph": "X", "name": slice_name(r), "cat": r.layer.name(),
             "pid": pid, "tid": tid, "ts": us(r.start), "dur": duration,
             "args": {
@@ -43,7 +45,7 @@ pub fn write_perfetto(
                 "bytes_sent": r.bytes_sent, "bytes_received": r.bytes_received,
                 "error": r.error, "app": r.app,
             },
-        }));
+        }))?;
         let Some(chain) = stacks.and_then(|s| s.get(i)).filter(|s| s.stacks.len() > 1) else { continue };
         // A short slice where each step of the chain ran, and an arrow from
         // each step to the next (the last step is the request's own event).
@@ -57,24 +59,24 @@ pub fn write_perfetto(
             let id = format!("{}.{k}", i + 1);
             let at_from = us(to_filetime(from.raw));
             let at_to = us(to_filetime(to.raw));
-            events.push(json!({
+            events.push(&json!({
                 "ph": "X", "name": format!("queued: {kind}"), "cat": "hand-off",
                 "pid": from_thread.0, "tid": from_thread.1, "ts": at_from, "dur": 1.0,
                 "args": { "request": i + 1 },
-            }));
-            events.push(json!({
+            }))?;
+            events.push(&json!({
                 "ph": "s", "name": kind, "cat": "hand-off", "id": id,
                 "pid": from_thread.0, "tid": from_thread.1, "ts": at_from,
-            }));
-            events.push(json!({
+            }))?;
+            events.push(&json!({
                 "ph": "X", "name": format!("ran: {kind}"), "cat": "hand-off",
                 "pid": to_thread.0, "tid": to_thread.1, "ts": at_to, "dur": 1.0,
                 "args": { "request": i + 1 },
-            }));
-            events.push(json!({
+            }))?;
+            events.push(&json!({
                 "ph": "f", "bp": "e", "name": kind, "cat": "hand-off", "id": id,
                 "pid": to_thread.0, "tid": to_thread.1, "ts": at_to,
-            }));
+            }))?;
         }
     }
 
@@ -85,41 +87,68 @@ pub fn write_perfetto(
         note(&mut processes, pid, d.process.as_deref());
         threads.insert((pid, tid));
         let answers: Vec<String> = d.answers.iter().map(ToString::to_string).collect();
-        events.push(json!({
+        events.push(&json!({
             "ph": "i", "s": "t", "name": format!("DNS {}", d.name), "cat": "dns",
             "pid": pid, "tid": tid, "ts": us(d.end.unwrap_or(d.start)),
             "args": { "answers": answers, "aliases": d.aliases, "status": d.status, "cached": d.cached },
-        }));
+        }))?;
     }
 
     for (pid, at_us, sent, received) in bytes_per_second(report) {
-        events.push(json!({
+        events.push(&json!({
             "ph": "C", "name": "bytes/s", "pid": pid, "tid": 0,
             "ts": at_us as f64,
             "args": { "sent": sent, "received": received },
-        }));
+        }))?;
     }
 
-    let mut meta = Vec::new();
     for (&pid, name) in &processes {
         let name = match name {
             Some(n) => format!("{n} ({pid})"),
             None => format!("process {pid}"),
         };
-        meta.push(
-            json!({ "ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0, "args": { "name": name } }),
-        );
+        events.push(
+            &json!({ "ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0, "args": { "name": name } }),
+        )?;
     }
     for &(pid, tid) in &threads {
-        meta.push(json!({
+        events.push(&json!({
             "ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0,
             "args": { "name": format!("thread {tid}") },
-        }));
+        }))?;
     }
-    meta.extend(events);
-    let doc = json!({ "traceEvents": meta, "displayTimeUnit": "ms" });
-    serde_json::to_writer(&mut *out, &doc)?;
-    out.write_all(b"\n")
+    let start = nettrail_etl::FileTime(t0).to_string();
+    let unix_us = (t0 - nettrail_etl::clock::FILETIME_UNIX_EPOCH).div_euclid(10);
+    let metadata = json!({ "trace_start_utc": start, "trace_start_unix_us": unix_us, "source": "nettrail" });
+    events.finish(&metadata)
+}
+
+/// The `traceEvents` array, written an event at a time.
+struct Events<'w, W: Write> {
+    out: &'w mut W,
+    first: bool,
+}
+
+impl<'w, W: Write> Events<'w, W> {
+    fn start(out: &'w mut W) -> io::Result<Self> {
+        out.write_all(b"{\"traceEvents\":[")?;
+        Ok(Events { out, first: true })
+    }
+
+    fn push(&mut self, event: &Value) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        serde_json::to_writer(&mut *self.out, event)?;
+        Ok(())
+    }
+
+    fn finish(self, metadata: &Value) -> io::Result<()> {
+        self.out.write_all(b"],\"displayTimeUnit\":\"ms\",\"metadata\":")?;
+        serde_json::to_writer(&mut *self.out, metadata)?;
+        self.out.write_all(b"}\n")
+    }
 }
 
 fn note<'a>(processes: &mut BTreeMap<u32, Option<&'a str>>, pid: u32, name: Option<&'a str>) {

@@ -2,8 +2,10 @@
 
 use nettrail_etl::{Event, Guid};
 
-/// A point in time given on the command line: an absolute UTC time
-/// (`2012-06-19T20:34:00Z`) or seconds from the trace's start (`+12.5`).
+/// A point in time given on the command line: an absolute time — RFC 3339
+/// with its offset (`2012-06-19T20:34:00Z`, `2012-06-19T22:34:00+02:00`),
+/// or `2012-06-19 20:34:00` taken as UTC — or seconds from the trace's start
+/// (`+12.5`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TimeBound {
     Utc(i64),
@@ -18,32 +20,22 @@ impl std::str::FromStr for TimeBound {
             let secs = rel.trim_end_matches('s').parse::<f64>().map_err(|_| format!("not a number of seconds: {s}"))?;
             return Ok(TimeBound::FromStart(secs));
         }
-        parse_utc(s).map(TimeBound::Utc).ok_or_else(|| {
-            format!("expected a UTC time like 2012-06-19T20:34:00Z or seconds from the start like +12.5, not {s:?}")
-        })
+        let instant = s.parse::<jiff::Timestamp>().ok().or_else(|| {
+            let civil = s.parse::<jiff::civil::DateTime>().ok()?;
+            jiff::tz::Offset::UTC.to_timestamp(civil).ok()
+        });
+        let instant = instant.ok_or_else(|| {
+            format!(
+                "expected a time like 2012-06-19T20:34:00Z, 2012-06-19T22:34:00+02:00 or 2012-06-19 20:34:00 (UTC), \
+                 or seconds from the start like +12.5, not {s:?}"
+            )
+        })?;
+        // FILETIME: 100 ns since 1601.
+        let ticks = instant.as_nanosecond().div_euclid(100);
+        i64::try_from(ticks + i128::from(nettrail_etl::clock::FILETIME_UNIX_EPOCH))
+            .map(TimeBound::Utc)
+            .map_err(|_| format!("{s:?} is out of range"))
     }
-}
-
-/// FILETIME of `YYYY-MM-DDTHH:MM:SS[.fraction]Z`.
-fn parse_utc(s: &str) -> Option<i64> {
-    let s = s.strip_suffix('Z')?;
-    let (date, time) = s.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (t.next()??, t.next()??, t.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 || frac.len() > 7 {
-        return None;
-    }
-    let frac_100ns = if frac.is_empty() { 0 } else { format!("{frac:0<7}").parse::<i64>().ok()? };
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    Some(secs * 10_000_000 + frac_100ns + nettrail_etl::clock::FILETIME_UNIX_EPOCH)
 }
 
 /// The filters of one `dump`, ready to test events against.
@@ -119,8 +111,15 @@ mod tests {
     #[test]
     fn time_bounds() {
         assert_eq!("+1.5".parse::<TimeBound>(), Ok(TimeBound::FromStart(1.5)));
-        let TimeBound::Utc(ft) = "1970-01-01T00:00:01.25Z".parse::<TimeBound>().unwrap() else { panic!() };
-        assert_eq!(ft, nettrail_etl::clock::FILETIME_UNIX_EPOCH + 12_500_000);
+        let epoch = nettrail_etl::clock::FILETIME_UNIX_EPOCH;
+        for (text, ft) in [
+            ("1970-01-01T00:00:01.25Z", epoch + 12_500_000),
+            ("1970-01-01T02:00:01.25+02:00", epoch + 12_500_000),
+            ("1970-01-01 00:00:01.25", epoch + 12_500_000),
+            ("2012-06-19T20:34:00.1234567Z", 129_846_116_401_234_567),
+        ] {
+            assert_eq!(text.parse::<TimeBound>(), Ok(TimeBound::Utc(ft)), "{text}");
+        }
         assert!("yesterday".parse::<TimeBound>().is_err());
         assert!("2012-13-01T00:00:00Z".parse::<TimeBound>().is_err());
     }
