@@ -276,6 +276,7 @@ impl NativeTrace {
                 let file = std::fs::File::create(&output)?;
                 let mut out = std::io::BufWriter::new(file);
                 nettrail_export::report::write_report(&mut out, &title, a, &facts, &NoSymbols, &mut |_, _| {})
+                    .map(|_| ())
             })?;
             written.map_err(|e| Failure::new(&output, format!("cannot write: {e}")))
         })

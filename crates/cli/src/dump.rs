@@ -90,6 +90,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
     let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
     let mut remaining = args.limit.unwrap_or(u64::MAX);
+    let mut events = 0u64;
     let mut written = Ok(());
     let driven = nettrail_etl::drive(
         &trace,
@@ -100,6 +101,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
             (count, text)
         },
         |(count, text)| {
+            events += count.min(remaining);
             let result = if count >= remaining {
                 let cut = first_events(&text, remaining, args.format.event_end());
                 remaining = 0;
@@ -121,9 +123,32 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     out.write_all(args.format.footer().as_bytes())?;
     out.flush()?;
     pdbs.summary();
+    if events == 0 && !args.provider.is_empty() {
+        explain_no_provider(&args.provider, &trace);
+    }
     crate::report_reordered(&args.trace, driven.reordered);
     crate::report_damage(&args.trace, &driven.damage);
     Ok(if driven.damage.is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
+
+/// `--provider` matched nothing: say which providers the trace has.
+fn explain_no_provider(wanted: &[String], trace: &nettrail_etl::Trace<'_>) {
+    let summary = nettrail_etl::Summary::compute(trace);
+    let have: Vec<String> = summary
+        .providers
+        .iter()
+        .map(|p| format!("{} ({})", p.name.as_deref().unwrap_or(&p.guid.to_string()), p.events))
+        .collect();
+    let names = summary.providers.iter().filter_map(|p| p.name.as_deref()).collect::<Vec<_>>();
+    let missing: Vec<&str> = wanted
+        .iter()
+        .filter(|w| !names.iter().any(|n| n.eq_ignore_ascii_case(w)))
+        .filter(|w| !summary.providers.iter().any(|p| w.parse::<Guid>().is_ok_and(|g| g == p.guid)))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        say!("no events of {}; the trace's providers are: {}", missing.join(", "), have.join(", "));
+    }
 }
 
 #[cfg(test)]

@@ -199,6 +199,7 @@ fn model(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut rows = nettrail_tables::requests(&report, &nettrail_tables::Filters::default());
     let pdbs = crate::symbols::Pdbs::new(&args.symbols);
     analysed.stitch(&mut rows, &pdbs);
+    crate::stack::say_without_stacks(&rows);
     pdbs.summary();
     let stacks: Vec<nettrail_net::Stitched> = rows.into_iter().map(|r| r.stacks.unwrap_or_default()).collect();
     let mut out = text_output(args)?;

@@ -105,10 +105,10 @@ impl Printer {
     /// `  +1.234s  browser.exe (4820)  WinHTTP GET https://… → 93.184.216.34:443  200 OK  141 B ↑ 24455 B ↓  52.9 ms`.
     fn line(&self, r: &RequestRow) -> String {
         let at = (r.start - self.start) as f64 / 1e7;
-        let who = format!("{} ({})", r.process.as_deref().unwrap_or("?"), r.pid.map_or("?".into(), |p| p.to_string()));
+        let who = format!("{} ({})", r.process.as_deref().unwrap_or("-"), r.pid.map_or("-".into(), |p| p.to_string()));
         let what = r.url.clone().or_else(|| r.server.clone()).unwrap_or_default();
         let peer = match (r.ip, r.port) {
-            (Some(ip), Some(port)) => format!(" → {ip}:{port}"),
+            (Some(ip), Some(port)) => format!(" → {}", nettrail_net::address::Endpoint { address: ip, port }),
             (Some(ip), None) => format!(" → {ip}"),
             _ => String::new(),
         };

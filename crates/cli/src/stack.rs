@@ -50,7 +50,6 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let pdbs = crate::symbols::Pdbs::new(&args.symbols);
     analysed.stitch(&mut rows, &pdbs);
     let mut out = crate::visible::Visible::new(std::io::BufWriter::new(std::io::stdout().lock()));
-    let mut without = 0;
     let mut shown = 0;
     for r in &rows {
         // A blank line between requests.
@@ -63,25 +62,33 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
                 heading(&mut out, &report, r)?;
                 writeln!(out, "  no stack: the trace has none for this request's events")?;
             }
-            None => {
-                without += 1;
-                continue;
-            }
+            None => continue,
         }
         shown += 1;
     }
     out.flush()?;
-    if without > 0 {
-        say!("{without} of {} requests have no stack in the trace", rows.len());
-    }
+    say_without_stacks(&rows);
     pdbs.summary();
     Ok(tables::outcome(&analysed, &args.trace))
 }
 
+/// The line every command that stitches stacks prints when some requests
+/// have none: `N of M requests have no stack in the trace`.
+pub fn say_without_stacks(rows: &[Request<'_>]) {
+    let without = rows.iter().filter(|r| r.stacks.is_none()).count();
+    if without > 0 {
+        say!("{without} of {} requests have no stack in the trace", rows.len());
+    }
+}
+
 /// `request 7: WinHTTP GET https://… — app.exe (1234) at 1.234567 s for 0.120000 s`
 fn heading(out: &mut impl Write, report: &Report, r: &Request<'_>) -> std::io::Result<()> {
-    let what =
-        r.url.clone().or_else(|| Some(format!("{}:{}", r.server.clone().or(r.ip.map(|a| a.to_string()))?, r.port?)));
+    // A server name with its port, or the address as an endpoint (`[fe80::1]:443`).
+    let what = r.url.clone().or_else(|| match (&r.server, r.ip, r.port?) {
+        (Some(name), _, port) => Some(format!("{name}:{port}")),
+        (None, Some(ip), port) => Some(nettrail_net::address::Endpoint { address: ip, port }.to_string()),
+        (None, None, _) => None,
+    });
     let mut line = format!("request {}: {}", r.number, r.layer.name());
     for part in [r.method.as_deref(), what.as_deref()].into_iter().flatten() {
         line.push(' ');
@@ -89,9 +96,9 @@ fn heading(out: &mut impl Write, report: &Report, r: &Request<'_>) -> std::io::R
     }
     let process = match (&r.process, r.pid) {
         (Some(name), Some(pid)) => format!("{name} ({pid})"),
-        (None, Some(pid)) => format!("pid {pid}"),
+        (None, Some(pid)) => format!("- ({pid})"),
         (Some(name), None) => name.clone(),
-        (None, None) => "unknown process".to_string(),
+        (None, None) => "-".to_string(),
     };
     line.push_str(&format!(" — {process} at {:.6} s", (r.start - report.trace_start) as f64 / 1e7));
     if let Some(d) = duration(r.start, r.end) {

@@ -2,7 +2,7 @@
 //! table commands. The tables themselves (columns, filters, sorting,
 //! rendering) are `nettrail_tables`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -156,7 +156,11 @@ fn emit<R>(out: &mut impl Write, args: &Args, columns: &[Column<R>], mut rows: V
     if let Some(by) = &args.sort {
         select::sort(&mut rows, columns, by)?;
     }
-    render::write(out, args.format.into(), columns, args.columns.as_deref(), &rows)?;
+    // A table for a terminal fits its width; piped, it keeps every character.
+    let width = (args.format == Format::Table && std::io::stdout().is_terminal())
+        .then(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+        .flatten();
+    render::write_fitted(out, args.format.into(), columns, args.columns.as_deref(), &rows, width)?;
     Ok(())
 }
 
@@ -207,12 +211,50 @@ pub fn run_requests_to(args: &RequestArgs, quiet: bool, out: &mut Box<dyn Write 
     if !args.stacks.is_empty() {
         let pdbs = crate::symbols::Pdbs::new(&args.symbols);
         analysed.stitch(&mut rows, &pdbs);
+        crate::stack::say_without_stacks(&rows);
         pdbs.summary();
         columns.extend(args.stacks.iter().map(|&v| columns::stack_column(v.into())));
     }
     emit(out, &args.table.table, &columns, rows.iter().collect())?;
     out.flush()?;
+    if rows.is_empty() {
+        explain_no_requests(&analysed, &report);
+    }
     Ok(outcome(&analysed, path))
+}
+
+/// Why `requests` printed no row, on stderr: the filters, or a trace whose
+/// network events are of another kind (Http.sys, packets).
+fn explain_no_requests(analysed: &Analysed<'_>, report: &Report) {
+    if !report.requests.is_empty() {
+        say!("no request matches the filters (the trace has {})", report.requests.len());
+        return;
+    }
+    let summary = nettrail_etl::Summary::compute(&analysed.trace);
+    let packets = summary
+        .providers
+        .iter()
+        .filter(|p| [nettrail_export::packets::NDIS_PACKET_CAPTURE, nettrail_export::packets::PKTMON].contains(&p.guid))
+        .map(|p| p.events)
+        .sum::<u64>();
+    let mut hints = Vec::new();
+    if !report.http_server.is_empty() {
+        hints.push(format!("{} Http.sys server requests: `nettrail http-server`", report.http_server.len()));
+    }
+    if !report.connections.is_empty() {
+        hints.push(format!("{} connections: `nettrail connections`", report.connections.len()));
+    }
+    if packets > 0 {
+        hints.push(format!(
+            "{packets} PktMon or NDIS-PacketCapture events: `nettrail export --format pcapng -o trace.pcapng`"
+        ));
+    }
+    match hints.is_empty() {
+        true => say!(
+            "no network requests: the trace has no events of the providers nettrail correlates (`nettrail info` lists its providers)"
+        ),
+        false => say!("no client requests; the trace has {}", hints.join("; ")),
+    }
 }
 
 pub fn run(table: Table, args: &Args, quiet: bool) -> anyhow::Result<Outcome> {

@@ -58,13 +58,16 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&output).with_context(cannot)?);
     let mut stacks = crate::progress::Progress::new("stacks", 1_000_000, quiet);
     let mut events = crate::progress::Progress::new("events", 1_000_000, quiet);
-    write_report(&mut out, &title, &analysed, &facts, &pdbs, &mut |stage, done| match stage {
+    let written = write_report(&mut out, &title, &analysed, &facts, &pdbs, &mut |stage, done| match stage {
         Stage::Stacks => stacks.update((done * 1e6) as u64),
         Stage::Events => events.update((done * 1e6) as u64),
     })
     .with_context(cannot)?;
     stacks.finish();
     events.finish();
+    if written.without_stack > 0 {
+        say!("{} of {} requests have no stack in the trace", written.without_stack, written.requests);
+    }
     pdbs.summary();
     println!("{}", std::path::absolute(&output).unwrap_or(output.clone()).display());
     // The report is written either way: a browser that cannot be started is a warning.

@@ -26,7 +26,7 @@ impl Facts {
     /// and the stacks and modules. `path` names the file in the document.
     pub fn of(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas) -> Facts {
         let (summary, coverage, code) = count(trace, schemas);
-        let mut document = report(path, trace, &summary, &coverage);
+        let mut document = report(path, trace, &summary, &coverage, schemas);
         add_code(&mut document, &summary, &code);
         Facts { document, summary, code }
     }
@@ -87,7 +87,7 @@ fn utc(ft: i64) -> String {
 
 /// The facts, as the JSON document `--format json` prints (the text form is
 /// rendered from it, so the two cannot disagree).
-fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Coverage) -> Value {
+fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Coverage, schemas: &Schemas) -> Value {
     let h = trace.header();
     let clock = trace.clock();
     let first = s.first_timestamp.map(|t| clock.to_filetime(t));
@@ -101,7 +101,9 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Cov
             let c = coverage.providers.get(&p.guid).cloned().unwrap_or_default();
             json!({
                 "guid": p.guid.to_string(),
-                "name": p.name,
+                // The trace's own name (TraceLogging), else a manifest's
+                // (EventSource manifests in the trace, --manifest), else ours.
+                "name": p.name.clone().or_else(|| schemas.provider(&p.guid).map(|i| i.name.clone())),
                 "events": p.events,
                 "record_kinds": p.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
                 "tracelogging": p.tracelogging,

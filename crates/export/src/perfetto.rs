@@ -164,7 +164,7 @@ fn slice_name(r: &RequestRow) -> String {
         (None, Some(u)) => u.clone(),
         _ => {
             let peer = match (r.ip, r.port) {
-                (Some(ip), Some(port)) => format!(" {ip}:{port}"),
+                (Some(ip), Some(port)) => format!(" {}", nettrail_net::address::Endpoint { address: ip, port }),
                 (Some(ip), None) => format!(" {ip}"),
                 _ => String::new(),
             };

@@ -10,6 +10,8 @@ use std::io::Write;
 use nettrail_decode::format::json_string;
 use nettrail_decode::safe_text::{push_csv_field, visible};
 
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
 use crate::cell::{Cell, Column};
 
 /// How rows are written.
@@ -42,6 +44,19 @@ pub fn write<R>(
     chosen: Option<&[String]>,
     rows: &[&R],
 ) -> std::io::Result<()> {
+    write_fitted(out, format, columns, chosen, rows, None)
+}
+
+/// [`write`], the table fitted into `width` display columns when given (a
+/// terminal's): the widest text columns are cut, with `…`, until it fits.
+pub fn write_fitted<R>(
+    out: &mut impl Write,
+    format: Format,
+    columns: &[Column<R>],
+    chosen: Option<&[String]>,
+    rows: &[&R],
+    width: Option<usize>,
+) -> std::io::Result<()> {
     let shown = shown(format, columns, chosen);
     match format {
         Format::Jsonl => {
@@ -62,7 +77,7 @@ pub fn write<R>(
                 out.write_all(line.as_bytes())?;
             }
         }
-        Format::Table => table(out, &shown, rows)?,
+        Format::Table => table(out, &shown, rows, width)?,
     }
     Ok(())
 }
@@ -103,9 +118,19 @@ pub fn csv_row<R>(line: &mut String, columns: &[&Column<R>], row: &R) {
     line.push_str("\r\n");
 }
 
-fn table<R>(out: &mut impl Write, shown: &[&Column<R>], rows: &[&R]) -> std::io::Result<()> {
+/// Display columns a text takes in a terminal (wide CJK characters and
+/// emoji count two, combining marks none).
+fn display_width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// Narrowest a text column is cut to when fitting a terminal (or its
+/// heading's width, if wider): past that the line is left to wrap.
+const MIN_FITTED: usize = 8;
+
+fn table<R>(out: &mut impl Write, shown: &[&Column<R>], rows: &[&R], fit: Option<usize>) -> std::io::Result<()> {
     let cells: Vec<Vec<Cell>> = rows.iter().map(|r| shown.iter().map(|c| (c.get)(r)).collect()).collect();
-    let texts: Vec<Vec<String>> = cells
+    let mut texts: Vec<Vec<String>> = cells
         .iter()
         .map(|r| {
             r.iter()
@@ -118,20 +143,38 @@ fn table<R>(out: &mut impl Write, shown: &[&Column<R>], rows: &[&R]) -> std::io:
                 .collect()
         })
         .collect();
-    let mut widths: Vec<usize> = shown.iter().map(|c| c.name.chars().count()).collect();
+    let mut widths: Vec<usize> = shown.iter().map(|c| display_width(c.name)).collect();
     for r in &texts {
         for (w, t) in widths.iter_mut().zip(r) {
-            *w = (*w).max(t.chars().count());
+            *w = (*w).max(display_width(t));
         }
     }
     let numeric: Vec<bool> = (0..shown.len()).map(|i| cells.iter().any(|r| r[i].is_numeric())).collect();
+    if let Some(fit) = fit {
+        // Cut the widest text columns, one display column at a time, until the line fits.
+        let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+        while total(&widths) > fit {
+            let widest = (0..widths.len())
+                .filter(|&i| !numeric[i] && widths[i] > MIN_FITTED.max(display_width(shown[i].name)))
+                .max_by_key(|&i| widths[i]);
+            let Some(i) = widest else { break };
+            widths[i] -= 1;
+        }
+        for r in &mut texts {
+            for (t, &w) in r.iter_mut().zip(&widths) {
+                if display_width(t) > w {
+                    *t = shorten(t, w);
+                }
+            }
+        }
+    }
     let line = |fields: &[String]| {
         let mut s = String::new();
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
                 s.push_str("  ");
             }
-            let pad = widths[i].saturating_sub(f.chars().count());
+            let pad = widths[i].saturating_sub(display_width(f));
             if numeric[i] {
                 s.extend(std::iter::repeat_n(' ', pad));
                 s.push_str(f);
@@ -153,11 +196,21 @@ fn table<R>(out: &mut impl Write, shown: &[&Column<R>], rows: &[&R]) -> std::io:
     Ok(())
 }
 
+/// `s` cut to at most `max` display columns, ending in `…` when cut.
 fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if display_width(s) <= max {
         return s.to_string();
     }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    let mut t = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        t.push(c);
+        used += w;
+    }
     t.push('…');
     t
 }
@@ -187,5 +240,26 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out, Format::Table, &columns, None, &refs).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "name   bytes\na,\"b\"      5\nc          -\n");
+    }
+
+    #[test]
+    fn a_table_fits_a_terminal_counting_display_columns() {
+        let columns = vec![
+            column("host", Kind::Text, true, |r: &(&str, u64)| Cell::text(r.0)),
+            column("n", Kind::Int, true, |r: &(&str, u64)| Cell::UInt(r.1)),
+        ];
+        let rows = [("名前.example.com/long/path", 12), ("a", 3)];
+        let refs: Vec<&(&str, u64)> = rows.iter().collect();
+        let mut out = Vec::new();
+        write_fitted(&mut out, Format::Table, &columns, None, &refs, Some(16)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in text.lines() {
+            assert!(display_width(line) <= 16, "{line:?} is {} wide", display_width(line));
+        }
+        assert_eq!(text, "host           n\n名前.exampl…  12\na              3\n");
+        // Past the narrowest a column is cut to, the line wraps.
+        let mut out = Vec::new();
+        write_fitted(&mut out, Format::Table, &columns, None, &refs, Some(4)).unwrap();
+        assert!(String::from_utf8(out).unwrap().contains("名前.ex…  12"));
     }
 }

@@ -40,6 +40,14 @@ pub enum Stage {
     Events,
 }
 
+/// What a report holds, for the message that follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub requests: usize,
+    /// Requests the trace has no stack for.
+    pub without_stack: usize,
+}
+
 /// Writes the report of an analysed trace: its facts (from [`Facts::of`],
 /// whose stacks and modules the requests' stacks are stitched from), its
 /// tables, the stacks and each request's events. `title` names the trace.
@@ -50,7 +58,7 @@ pub fn write_report(
     facts: &Facts,
     symbols: &impl Symbols,
     progress: &mut dyn FnMut(Stage, f64),
-) -> io::Result<()> {
+) -> io::Result<Written> {
     let report: Report = analysed.report();
     let mut document = facts.document.clone();
     document["requests"] = json!(report.requests.len());
@@ -68,7 +76,8 @@ pub fn write_report(
     let activities = activity_events(&analysed.trace, &analysed.schemas, &report, &mut |f| progress(Stage::Events, f));
     let mut data = Vec::with_capacity(1 << 20);
     write_data(&mut data, &document, &report, &rows, &activities);
-    write_page(out, title, &data)
+    write_page(out, title, &data)?;
+    Ok(Written { requests: rows.len(), without_stack: rows.iter().filter(|r| r.stacks.is_none()).count() })
 }
 
 /// The data document: facts, tables (column names, then rows of typed
