@@ -20,6 +20,8 @@ pub struct BuiltIn {
     /// Keys whose layout differs between Windows builds: each layout with its builds.
     pub by_build: HashMap<SchemaKey, Vec<(Builds, Arc<EventSchema>)>>,
     pub providers: HashMap<Guid, Arc<ProviderInfo>>,
+    /// Where each layout came from (`builds …: file`), by key and builds.
+    pub origins: HashMap<(SchemaKey, Option<Builds>), String>,
     /// Files that did not parse (a test keeps this empty).
     pub errors: Vec<(String, LayoutError)>,
 }
@@ -40,6 +42,7 @@ impl BuiltIn {
                 Ok(file) => {
                     all.providers.insert(file.provider.guid, file.provider.clone());
                     all.events.extend(file.events);
+                    all.origins.extend(file.origins.into_iter().map(|(k, b, o)| ((k, b), o)));
                     for (key, builds, schema) in file.by_build {
                         all.by_build.entry(key).or_default().push((builds, schema));
                     }

@@ -103,7 +103,7 @@ fn small<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
 }
 
 /// The Windows builds a layout is for (inclusive; `None`: open end).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Builds {
     pub from: Option<u32>,
     pub to: Option<u32>,
@@ -126,6 +126,7 @@ impl std::fmt::Display for Builds {
 struct PendingEvent {
     keys: Vec<(SchemaKey, Option<String>)>,
     builds: Option<Builds>,
+    origin: Option<String>,
     name: Option<String>,
     /// The descriptor values the line states (task and opcode also name the event).
     declared: Declared,
@@ -147,6 +148,9 @@ pub struct LayoutFile {
     pub events: Vec<(SchemaKey, Arc<EventSchema>)>,
     /// Layouts for some builds only (`builds=`).
     pub by_build: Vec<(SchemaKey, Builds, Arc<EventSchema>)>,
+    /// Where each layout came from, as the comment before it says
+    /// (`# builds …: file`): for `nettrail providers`.
+    pub origins: Vec<(SchemaKey, Option<Builds>, String)>,
 }
 
 /// Parses one layout file; `source` is recorded on every schema.
@@ -159,10 +163,15 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     let mut pending: Vec<PendingEvent> = Vec::new();
     let mut seen_provider = false;
 
+    // The `# builds …` comment of the event that follows it.
+    let mut origin: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let fail = |message: String| LayoutError { line: line_no, message };
         let trimmed = raw.trim();
+        if let Some(comment) = trimmed.strip_prefix("# builds ").filter(|_| !raw.starts_with(' ')) {
+            origin = Some(format!("builds {comment}"));
+        }
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
@@ -230,7 +239,9 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 if !seen_provider {
                     return Err(fail("an event before the provider line".into()));
                 }
-                pending.push(parse_event(&w, &provider, classic).map_err(fail)?);
+                let mut event = parse_event(&w, &provider, classic).map_err(fail)?;
+                event.origin = origin.take();
+                pending.push(event);
             }
             other => return Err(fail(format!("unknown statement {other:?}"))),
         }
@@ -242,6 +253,7 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     let provider = Arc::new(provider);
     let mut events = Vec::new();
     let mut by_build = Vec::new();
+    let mut origins = Vec::new();
     for event in pending {
         let fields = resolve(event.fields).map_err(|message| LayoutError { line: 0, message })?;
         let task = event.declared.task.and_then(|t| names.tasks.get(&t).cloned());
@@ -266,13 +278,16 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 fields: fields.clone(),
                 declared: event.declared,
             };
+            if let Some(origin) = &event.origin {
+                origins.push((*key, event.builds, origin.clone()));
+            }
             match event.builds {
                 Some(builds) => by_build.push((*key, builds, Arc::new(schema))),
                 None => events.push((*key, Arc::new(schema))),
             }
         }
     }
-    Ok(LayoutFile { provider, events, by_build })
+    Ok(LayoutFile { provider, events, by_build, origins })
 }
 
 fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
@@ -292,6 +307,7 @@ fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> 
     let mut event = PendingEvent {
         keys: Vec::new(),
         builds: None,
+        origin: None,
         name: None,
         declared: Declared::default(),
         message: None,
@@ -421,6 +437,7 @@ event 99 v1-2
     #[test]
     fn layouts_for_some_builds() {
         let text = "provider P 7dd42a49-5329-4832-8dfd-43d979153a88\n\
+            # builds 7600 22621: some.xml\n\
             event 5 v0 builds=-26099\n  A UInt32\n\
             event 5 v0 builds=26100-\n  A UInt32\n  B UInt32\n\
             event 6 v0\n";
@@ -431,6 +448,8 @@ event 99 v1-2
         assert!(old.contains(22621) && !old.contains(26100));
         assert!(new.contains(26100) && new.contains(28000) && !new.contains(26099));
         assert_eq!(new.to_string(), "26100-");
+        assert_eq!(file.origins.len(), 1);
+        assert_eq!((file.origins[0].1, file.origins[0].2.as_str()), (Some(*old), "builds 7600 22621: some.xml"));
         assert!(
             parse("provider P 7dd42a49-5329-4832-8dfd-43d979153a88\nevent 5 v0 builds=7\n", Source::BuiltIn).is_err()
         );

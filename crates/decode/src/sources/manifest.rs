@@ -249,7 +249,7 @@ fn provider(node: Node<'_, '_>, strings: &Strings<'_>, source: Source) -> Result
         };
         events.push((SchemaKey::Manifest { provider: provider.guid, id, version }, Arc::new(schema)));
     }
-    Ok(LayoutFile { provider, events, by_build: Vec::new() })
+    Ok(LayoutFile { provider, events, by_build: Vec::new(), origins: Vec::new() })
 }
 
 /// An event's opcode as shown, and its value: the task's own, the
