@@ -500,6 +500,8 @@ impl Schemas {
 mod tests {
     use super::*;
 
+    const TCPIP: Guid = Guid::parse_const("2f07e2ee-15db-40f1-90ef-9d7ba282188a");
+
     fn manifest(events: &str, templates: &str) -> String {
         format!(
             "<instrumentationManifest><instrumentation><events>\
@@ -511,6 +513,21 @@ mod tests {
 
     fn key(id: u16, version: u8) -> SchemaKey {
         SchemaKey::Manifest { provider: Guid::parse_const("7dd42a49-5329-4832-8dfd-43d979153a88"), id, version }
+    }
+
+    #[test]
+    fn the_trace_build_picks_the_layout_where_builds_differ() {
+        // IpRouteCreated (1145 v0) gained a field in Windows 11 24H2 (26100).
+        let key = SchemaKey::Manifest { provider: TCPIP, id: 1145, version: 0 };
+        let mut schemas = Schemas::new();
+        let fields = |s: &Schemas| s.lookup(&key).map(|e| e.fields.len());
+        assert_eq!(fields(&schemas), Some(19), "no build: the newest layout");
+        schemas.set_build(Some(22621));
+        assert_eq!(fields(&schemas), Some(18));
+        schemas.set_build(Some(26100));
+        assert_eq!(fields(&schemas), Some(19));
+        schemas.set_build(Some(7601));
+        assert_eq!(fields(&schemas), Some(18));
     }
 
     #[test]

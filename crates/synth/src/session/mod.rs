@@ -462,7 +462,7 @@ impl Synth {
 
     /// A manifest event with everything [`EventSpec`] can say.
     pub fn emit(&mut self, spec: EventSpec) -> Result<&mut Self, SynthError> {
-        let layout = catalog::event_layout(&spec.provider, spec.id, spec.version)?;
+        let layout = catalog::event_layout(self.config.build, &spec.provider, spec.id, spec.version)?;
         let ts = self.timestamp(spec.at);
         self.check_alive(spec.pid, Some(spec.tid), ts, spec.at)?;
         let pointer_size = spec.pointer_size.unwrap_or_else(|| self.pointer_size_of(spec.pid));
@@ -470,7 +470,7 @@ impl Synth {
             return Err(SynthError::BadPointerSize(pointer_size));
         }
         let cpu = self.check_cpu(spec.cpu.unwrap_or_else(|| self.cpu_of(spec.tid)))?;
-        let name = format!("{} event {} v{}", layout.provider.name, spec.id, spec.version);
+        let name = format!("{} event {} v{}", layout.provider.name, spec.id, layout.version);
         let payload = encode(&layout.schema.fields, &spec.fields, pointer_size)
             .map_err(|error| SynthError::Encode { event: name, error })?;
         let mut descriptor = layout.descriptor;
