@@ -9,6 +9,7 @@ mod info;
 mod json;
 mod live;
 mod progress;
+mod providers;
 mod schemas;
 mod stack;
 mod symbols;
@@ -64,6 +65,8 @@ enum Command {
     Profile(capture::ProfileArgs),
     /// Write a self-contained HTML report: timeline, requests, connections, DNS, stacks.
     View(view::Args),
+    /// The providers nettrail decodes without a trace's help, and (with a name) their events' layouts.
+    Providers(providers::Args),
 }
 
 /// How a command ended, as an exit code: 0 success, 1 nothing could be read
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Profile(args) => capture::profile(args),
         Command::Live(args) => live::run(args, cli.quiet),
         Command::View(args) => view::run(args, cli.quiet),
+        Command::Providers(args) => providers::run(args),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
