@@ -117,7 +117,11 @@ fn every_source_decodes_pointers_at_the_record_width() {
         let consumed = nettrail_decode::payload::decode(&schema.fields, r.payload, r.pointer_size, &mut Vec::new());
         assert_eq!(consumed, Ok(r.payload.len()), "{} {}: the whole payload", r.provider, r.id);
         let text = |name: &str| {
-            let i = schema.fields.iter().position(|f| f.name == name).unwrap_or_else(|| panic!("{} {} has no {name}: {:?}", r.provider, r.id, schema.fields));
+            let i = schema
+                .fields
+                .iter()
+                .position(|f| f.name == name)
+                .unwrap_or_else(|| panic!("{} {} has no {name}: {:?}", r.provider, r.id, schema.fields));
             let mut s = String::new();
             format::text(&schema.fields[i], &values[i], r.pointer_size, &mut s);
             s
