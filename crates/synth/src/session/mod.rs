@@ -694,7 +694,7 @@ impl Synth {
             self.rundown(&mut clock, Rank::Rundown, true)?;
         }
         if merge {
-            let build_lab = format!("{}.1.amd64fre.vb_release.191206-1406", self.config.build);
+            let build_lab = build_lab(self.config.build);
             let install = Val::FileTime(self.config.boot_time - 400 * 86_400 * 10_000_000);
             self.push_sysconfig(
                 clock + 15,
@@ -803,6 +803,18 @@ impl Synth {
         let bytes = self.finish()?;
         std::fs::write(path, bytes).map_err(SynthError::Io)
     }
+}
+
+/// The build lab string a build's BuildInfo names (its release branch, as
+/// `version.txt` of jdu2600/Windows10EtwEvents gives them).
+fn build_lab(build: u32) -> String {
+    let branch = match build {
+        22000 => "co_release.210604-1628",
+        22621..=22631 => "ni_release.220506-1250",
+        26100.. => "ge_release.240331-1435",
+        _ => "vb_release.191206-1406",
+    };
+    format!("{build}.1.amd64fre.{branch}")
 }
 
 /// A KernelTraceControl MetaData record describing the event at `context`.
