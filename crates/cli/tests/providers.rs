@@ -259,3 +259,45 @@ fn providers_lists_and_describes_by_name_or_guid() {
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no built-in provider \"Nope\""));
 }
+
+/// `nettrail dump --manifest` reads the very file the synthesizer wrote an
+/// event from, and decodes a 32-bit process's event with it as the
+/// built-in layouts do.
+#[test]
+fn dump_reads_the_synthesizers_manifest() {
+    use nettrail_synth::{EventSpec, Process, Synth, SynthConfig, Val, catalog};
+    let mut s = Synth::with_config(SynthConfig { merge_metadata: false, ..SynthConfig::default() });
+    s.add_process(Process::new(3200, 900, "legacy.exe").wow64()).unwrap();
+    let fields = nettrail_synth::fields![
+        ("Request", Val::Ptr(0x0064_02a8)),
+        ("RequestHandle", 0x00cc_0010u64),
+        ("Session", Val::Ptr(0x0064_0550)),
+        ("Method", "GET"),
+        ("URI", "https://intranet.example/api"),
+    ];
+    s.emit(EventSpec::latest("WebIO", 17).at(5.0).thread(3200, 3204).fields(fields)).unwrap();
+    let dir = nettrail_testkit::target_dir().join("test-providers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("webio-32.etl");
+    std::fs::write(&trace, s.finish().unwrap()).unwrap();
+    let manifest = dir.join("Microsoft-Windows-WebIO.man");
+    std::fs::write(&manifest, catalog::manifest_text(19045, "WebIO").unwrap()).unwrap();
+    let decoded = |extra: &[&str]| -> Value {
+        let mut args =
+            vec!["dump", trace.to_str().unwrap(), "--format", "jsonl", "--provider", "Microsoft-Windows-WebIO"];
+        args.extend_from_slice(extra);
+        let out = nettrail(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let with_manifest = decoded(&["--manifest", manifest.to_str().unwrap()]);
+    let built_in = decoded(&[]);
+    assert_eq!(with_manifest["schema_source"], "manifest");
+    assert_eq!(built_in["schema_source"], "builtin");
+    assert_eq!(with_manifest["properties"], built_in["properties"]);
+    let p = &built_in["properties"];
+    assert_eq!((p["Request"].as_str(), p["Session"].as_str()), (Some("0x6402a8"), Some("0x640550")));
+    assert_eq!(p["URI"], "https://intranet.example/api");
+    // Two 4-byte pointers, two handles, the method (8-bit), the URI (UTF-16), versions, error.
+    assert_eq!(built_in["payload_len"], 4 + 8 + 4 + 8 + 4 + 2 * 29 + 2 * 2 + 4);
+}
