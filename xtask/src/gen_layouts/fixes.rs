@@ -115,6 +115,13 @@ pub const TRACE_FIXES: &[TraceFix] = &[
     },
     TraceFix {
         provider: "Microsoft-Windows-PktMon",
+        events: &[160],
+        field: "DropLocation",
+        fact: Fact::OutType("HexInt32"),
+        evidence: "out-type HexInt32 in the embedded metadata of demikernel__PktMon.etl (114 events)",
+    },
+    TraceFix {
+        provider: "Microsoft-Windows-PktMon",
         events: &[65],
         field: "IpAddress",
         fact: Fact::OutType("IPv4"),
