@@ -1,6 +1,7 @@
-//! Events of the network providers, synthesized from named values and read
-//! back with nettrail's reader and decoder: the same values come out, with
-//! the built-in layouts and with nothing but the metadata the trace embeds.
+//! Events of the network providers, synthesized from named values (and the
+//! manifest of the trace's build) and read back with nettrail's reader and
+//! decoder: the same values come out, with the built-in layouts and with
+//! nothing but the metadata the trace embeds.
 
 use std::net::{Ipv4Addr, SocketAddr};
 

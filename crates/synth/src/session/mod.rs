@@ -447,7 +447,8 @@ impl Synth {
         }
     }
 
-    /// A manifest event from its built-in layout, logged by thread `(pid, tid)`.
+    /// A manifest event, in the given version as the trace's build declares
+    /// it, logged by thread `(pid, tid)`.
     pub fn event(
         &mut self,
         at: impl Into<Time>,
