@@ -17,13 +17,7 @@ fn app_of(m: &mut Machine, pid: u32, image: &str, command_line: &str, pointer_si
     m.process(Process::new(pid, 6412, image).command_line(command_line).pointer_size(pointer_size))
 }
 
-/// Word, 32-bit (as most Office installations are) or 64-bit, fetches a
-/// template list through WinINet: its UI thread posts a thread-pool work
-/// item (from the fixture DLL's code); the item, on a pool thread, opens and
-/// sends `GET https://templates.office.example/list?lang=en-US`; WinINet's
-/// worker resolves the name through the DNS Client service, connects,
-/// sends 540 bytes and gets `200 OK` (430 bytes of head); the pool thread
-/// reads 16,384 + 3,311 bytes and closes the handle.
+/// Word of `pointer_size` fetching through WinINet: see [`office_wininet_32`].
 fn office_wininet(pointer_size: u8) -> Result<Vec<u8>, SynthError> {
     let mut m = machine()?;
     let office = r#""C:\Program Files (x86)\Microsoft Office\root\Office16\WINWORD.EXE" /n"#;
@@ -52,7 +46,13 @@ fn office_wininet(pointer_size: u8) -> Result<Vec<u8>, SynthError> {
     m.finish()
 }
 
-/// 32-bit Word fetching through WinINet ([`office_wininet`]).
+/// 32-bit Word (as most Office installations are) fetches a
+/// template list through WinINet: its UI thread posts a thread-pool work
+/// item (from the fixture DLL's code); the item, on a pool thread, opens and
+/// sends `GET https://templates.office.example/list?lang=en-US`; WinINet's
+/// worker resolves the name through the DNS Client service, connects,
+/// sends 540 bytes and gets `200 OK` (430 bytes of head); the pool thread
+/// reads 16,384 + 3,311 bytes and closes the handle.
 pub fn office_wininet_32() -> Result<Vec<u8>, SynthError> {
     office_wininet(4)
 }
@@ -62,10 +62,7 @@ pub fn office_wininet_64() -> Result<Vec<u8>, SynthError> {
     office_wininet(8)
 }
 
-/// `syncagent.exe`, a 32-bit or 64-bit WinHTTP app, GETs
-/// `https://sync.example.net/v2/manifest` (4,200-byte body) and, on the same
-/// keep-alive connection, POSTs 1,500 bytes to `/v2/report` (`204 No
-/// Content`); the name is looked up over the network.
+/// `syncagent.exe` of `pointer_size`: see [`winhttp_32`].
 fn winhttp_app(pointer_size: u8) -> Result<Vec<u8>, SynthError> {
     let mut m = machine()?;
     let agent = r#""C:\Program Files (x86)\Sync\syncagent.exe" --once"#;
@@ -85,7 +82,10 @@ fn winhttp_app(pointer_size: u8) -> Result<Vec<u8>, SynthError> {
     m.finish()
 }
 
-/// A 32-bit WinHTTP app ([`winhttp_app`]).
+/// `syncagent.exe`, a 32-bit WinHTTP app, GETs
+/// `https://sync.example.net/v2/manifest` (4,200-byte body) and, on the same
+/// keep-alive connection, POSTs 1,500 bytes to `/v2/report` (`204 No
+/// Content`); the name is looked up over the network.
 pub fn winhttp_32() -> Result<Vec<u8>, SynthError> {
     winhttp_app(4)
 }
