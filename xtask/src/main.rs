@@ -54,13 +54,22 @@ enum Task {
         #[arg(default_value = "target/hostile")]
         output: PathBuf,
     },
-    /// Write the built-in layouts of the network providers from the reference facts.
+    /// Write the built-in layouts of the network providers and the synthesizer's per-build
+    /// manifests from the manifests real Windows builds register (docs/decoding.md).
     GenLayouts {
-        /// The reference directory (`schemas/*.json`, `manifests/*.man`).
+        /// A clone of github.com/jdu2600/Windows10EtwEvents (read with `git show`).
+        #[arg(long)]
+        jdu: PathBuf,
+        /// A clone of github.com/repnz/etw-providers-docs (read with `git show`).
+        #[arg(long)]
+        repnz: PathBuf,
+        /// The reference directory (`manifests/*.man`, `manifests/windows11/`).
         #[arg(long, default_value = "../shared/reference")]
         reference: PathBuf,
-        #[arg(default_value = "crates/decode/schemas/providers")]
-        output: PathBuf,
+        #[arg(long, default_value = "crates/decode/schemas/providers")]
+        layouts: PathBuf,
+        #[arg(long, default_value = "crates/synth/manifests")]
+        synth: PathBuf,
     },
 }
 
@@ -76,8 +85,10 @@ fn main() -> anyhow::Result<()> {
             make_bench_input(&from, mib, &output)?;
         }
         Task::Bench(args) => bench::run(&args)?,
-        Task::GenLayouts { reference, output } => gen_layouts::run(&reference, &output)?,
         Task::Hostile { output } => hostile::run(&output)?,
+        Task::GenLayouts { jdu, repnz, reference, layouts, synth } => {
+            gen_layouts::run(&gen_layouts::Inputs { jdu, repnz, reference }, &gen_layouts::Outputs { layouts, synth })?
+        }
     }
     Ok(())
 }

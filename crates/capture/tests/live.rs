@@ -12,9 +12,15 @@ use nettrail_etl::record::{HeaderKind, parse_record};
 
 fn live_requests(bytes: &[u8]) -> (Vec<nettrail_net::RequestRow>, BTreeSet<String>) {
     let trace = Trace::parse(bytes).unwrap();
-    let clock = trace.clock();
     let mut schemas = Schemas::new();
     schemas.learn(&trace);
+    live_requests_with(&trace, schemas)
+}
+
+/// The trace's events delivered one by one as a real-time consumer gets
+/// them, decoded with `schemas`.
+fn live_requests_with(trace: &Trace<'_>, schemas: Schemas) -> (Vec<nettrail_net::RequestRow>, BTreeSet<String>) {
+    let clock = trace.clock();
     let start = clock.to_filetime(trace.header_timestamp());
     let mut live = nettrail_net::Live::new(schemas, start);
     let mut events = trace.events();
@@ -91,4 +97,27 @@ fn live_events_build_the_same_requests_as_the_file() {
             .map(|k| format!("{k:?}"))
             .collect();
     assert_eq!(all_kinds, expected);
+}
+
+/// A 32-bit process's events arrive with the 32_BIT_HEADER flag; they
+/// become EVENT_HEADER32 records whose pointers the built-in layouts alone
+/// (a real-time session has no merged metadata) decode as 4 bytes, and the
+/// same requests come out as from the file.
+#[test]
+fn a_32_bit_process_live_decodes_with_the_built_in_layouts_alone() {
+    for name in ["winhttp-32", "office-wininet-32"] {
+        let bytes = nettrail_synth::scenarios::by_name(name).unwrap()().unwrap();
+        let trace = Trace::parse(&bytes).unwrap();
+        let mut built_in = Schemas::new();
+        built_in.set_build(Some(trace.header().build));
+        let (live, kinds) = live_requests_with(&trace, built_in);
+        assert!(kinds.contains(&format!("{:?}", HeaderKind::EventHeader32)), "{name}: {kinds:?}");
+        let expected = file_requests(&bytes);
+        let row = |r: &nettrail_net::RequestRow| {
+            (r.pid, r.layer, r.url.clone(), r.ip, r.status.clone(), r.bytes_sent, r.bytes_received, r.start, r.end)
+        };
+        assert_eq!(live.iter().map(row).collect::<Vec<_>>(), expected.iter().map(row).collect::<Vec<_>>(), "{name}");
+        let http: Vec<_> = live.iter().filter(|r| r.url.is_some()).collect();
+        assert_eq!(http.len(), if name == "winhttp-32" { 2 } else { 1 }, "{name}");
+    }
 }

@@ -17,6 +17,7 @@ mod export;
 mod info;
 mod live;
 mod progress;
+mod providers;
 mod schemas;
 mod stack;
 mod symbols;
@@ -88,6 +89,8 @@ enum Command {
     Profile(capture::ProfileArgs),
     /// Write a self-contained HTML report: timeline, requests, connections, DNS, stacks.
     View(view::Args),
+    /// The providers nettrail decodes without a trace's help, and (with a name) their events' layouts.
+    Providers(providers::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout.
     Completions {
         #[arg(value_enum)]
@@ -134,6 +137,7 @@ fn main() -> ExitCode {
         Command::Profile(args) => capture::profile(args),
         Command::Live(args) => live::run(args, cli.quiet),
         Command::View(args) => view::run(args, cli.quiet),
+        Command::Providers(args) => providers::run(args),
         Command::Completions { shell } => completions(*shell),
         Command::Man => man(),
     };

@@ -151,6 +151,52 @@ impl InType {
         })
     }
 
+    /// The name a manifest gives the in-type, without its `win:` prefix
+    /// (`UInt32`, `Pointer`, `UnicodeString`, `GUID`); the MOF-only types
+    /// by TDH's name.
+    pub fn name(self) -> &'static str {
+        use InType::*;
+        match self {
+            Null => "Null",
+            UnicodeString => "UnicodeString",
+            AnsiString => "AnsiString",
+            Int8 => "Int8",
+            UInt8 => "UInt8",
+            Int16 => "Int16",
+            UInt16 => "UInt16",
+            Int32 => "Int32",
+            UInt32 => "UInt32",
+            Int64 => "Int64",
+            UInt64 => "UInt64",
+            Float => "Float",
+            Double => "Double",
+            Boolean => "Boolean",
+            Binary => "Binary",
+            Guid => "GUID",
+            Pointer => "Pointer",
+            FileTime => "FILETIME",
+            SystemTime => "SYSTEMTIME",
+            Sid => "SID",
+            HexInt32 => "HexInt32",
+            HexInt64 => "HexInt64",
+            CountedString => "CountedUnicodeString",
+            CountedAnsiString => "CountedAnsiString",
+            Struct => "Struct",
+            CountedBinary => "CountedBinary",
+            WbemCountedString => "WbemCountedString",
+            WbemCountedAnsiString => "WbemCountedAnsiString",
+            ReversedCountedString => "ReversedCountedString",
+            ReversedCountedAnsiString => "ReversedCountedAnsiString",
+            NonNullTerminatedString => "NonNullTerminatedString",
+            NonNullTerminatedAnsiString => "NonNullTerminatedAnsiString",
+            UnicodeChar => "UnicodeChar",
+            AnsiChar => "AnsiChar",
+            SizeT => "SizeT",
+            HexDump => "HexDump",
+            WbemSid => "WbemSid",
+        }
+    }
+
     /// Bytes of a fixed-size type (`pointer_size` for pointers); `None` if variable.
     pub fn fixed_size(self, pointer_size: u8) -> Option<usize> {
         use InType::*;
@@ -305,6 +351,54 @@ impl OutType {
         }
     }
 
+    /// The name a manifest gives the out-type, without its `xs:`/`win:`
+    /// prefix; `None` for the in-type's default.
+    pub fn name(self) -> Option<&'static str> {
+        use OutType::*;
+        Some(match self {
+            Default => return None,
+            String => "string",
+            DateTime => "dateTime",
+            Byte => "byte",
+            UnsignedByte => "unsignedByte",
+            Short => "short",
+            UnsignedShort => "unsignedShort",
+            Int => "int",
+            UnsignedInt => "unsignedInt",
+            Long => "long",
+            UnsignedLong => "unsignedLong",
+            Float => "float",
+            Double => "double",
+            Boolean => "boolean",
+            Guid => "GUID",
+            HexBinary => "hexBinary",
+            HexInt8 => "HexInt8",
+            HexInt16 => "HexInt16",
+            HexInt32 => "HexInt32",
+            HexInt64 => "HexInt64",
+            Pid => "PID",
+            Tid => "TID",
+            Port => "Port",
+            Ipv4 => "IPv4",
+            Ipv6 => "IPv6",
+            SocketAddress => "SocketAddress",
+            CimDateTime => "CIMDateTime",
+            EtwTime => "ETWTIME",
+            Xml => "Xml",
+            ErrorCode => "ErrorCode",
+            Win32Error => "Win32Error",
+            NtStatus => "NTSTATUS",
+            HResult => "HResult",
+            CultureInsensitiveDateTime => "DateTimeCultureInsensitive",
+            Json => "Json",
+            Utf8 => "Utf8",
+            Pkcs7WithTypeInfo => "Pkcs7WithTypeInfo",
+            CodePointer => "CodePointer",
+            DateTimeUtc => "DateTimeUtc",
+            NoPrint => "NoPrint",
+        })
+    }
+
     /// The manifest name (`xs:` or `win:` prefix optional) or the schema files' name.
     pub fn from_name(name: &str) -> Option<OutType> {
         use OutType::*;
@@ -341,7 +435,7 @@ impl OutType {
             "ErrorCode" => ErrorCode,
             "Win32Error" => Win32Error,
             "NTSTATUS" => NtStatus,
-            "HResult" => HResult,
+            "HResult" | "Hresult" => HResult,
             "DateTimeCultureInsensitive" => CultureInsensitiveDateTime,
             "Json" => Json,
             "Utf8" => Utf8,
@@ -351,5 +445,27 @@ impl OutType {
             "NoPrint" => NoPrint,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for v in (0..=25).chain(300..=310) {
+            let Some(t) = InType::from_tdh(v).filter(|t| *t != InType::Null) else { continue };
+            assert_eq!(InType::from_name(t.name()), Some(t), "{t:?}");
+        }
+        assert_eq!((InType::Pointer.name(), InType::Guid.name()), ("Pointer", "GUID"));
+        for v in 0..=40 {
+            let o = OutType::from_tdh(v);
+            match o.name() {
+                Some(name) => assert_eq!(OutType::from_name(name), Some(o), "{o:?}"),
+                None => assert_eq!(o, OutType::Default),
+            }
+        }
+        assert_eq!(OutType::from_name("win:Hresult"), Some(OutType::HResult));
     }
 }

@@ -24,6 +24,9 @@
 //!
 //! `provider` files key events by (GUID, id, version); `kernel` files by
 //! (event class GUID, opcode, version), as classic and kernel events are.
+//! Where Windows builds lay one id and version out differently, each layout
+//! says which builds it is for: `builds=19041-26099` (inclusive; either end
+//! may be open, `builds=26100-`); the decoder picks by the trace's build.
 //! Field lines are indented and list the payload in wire order: name, TDH
 //! in-type, optional out-type, then `len=`/`count=` (a number or `@field`)
 //! and `map=`. `count=*` repeats a field to the end of the payload.
@@ -99,9 +102,31 @@ fn small<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
     T::try_from(number(s)?).map_err(|_| format!("{s} is out of range"))
 }
 
+/// The Windows builds a layout is for (inclusive; `None`: open end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Builds {
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+}
+
+impl Builds {
+    pub fn contains(&self, build: u32) -> bool {
+        self.from.is_none_or(|f| build >= f) && self.to.is_none_or(|t| build <= t)
+    }
+}
+
+impl std::fmt::Display for Builds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let end = |b: Option<u32>| b.map(|b| b.to_string()).unwrap_or_default();
+        write!(f, "{}-{}", end(self.from), end(self.to))
+    }
+}
+
 /// An event being read, before its fields' references are resolved.
 struct PendingEvent {
     keys: Vec<(SchemaKey, Option<String>)>,
+    builds: Option<Builds>,
+    origin: Option<String>,
     name: Option<String>,
     /// The descriptor values the line states (task and opcode also name the event).
     declared: Declared,
@@ -119,7 +144,13 @@ struct Names {
 #[derive(Debug, Default)]
 pub struct LayoutFile {
     pub provider: Arc<ProviderInfo>,
+    /// Layouts for every build.
     pub events: Vec<(SchemaKey, Arc<EventSchema>)>,
+    /// Layouts for some builds only (`builds=`).
+    pub by_build: Vec<(SchemaKey, Builds, Arc<EventSchema>)>,
+    /// Where each layout came from, as the comment before it says
+    /// (`# builds …: file`): for `nettrail providers`.
+    pub origins: Vec<(SchemaKey, Option<Builds>, String)>,
 }
 
 /// Parses one layout file; `source` is recorded on every schema.
@@ -132,10 +163,15 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     let mut pending: Vec<PendingEvent> = Vec::new();
     let mut seen_provider = false;
 
+    // The `# builds …` comment of the event that follows it.
+    let mut origin: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let fail = |message: String| LayoutError { line: line_no, message };
         let trimmed = raw.trim();
+        if let Some(comment) = trimmed.strip_prefix("# builds ").filter(|_| !raw.starts_with(' ')) {
+            origin = Some(format!("builds {comment}"));
+        }
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
@@ -203,7 +239,9 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 if !seen_provider {
                     return Err(fail("an event before the provider line".into()));
                 }
-                pending.push(parse_event(&w, &provider, classic).map_err(fail)?);
+                let mut event = parse_event(&w, &provider, classic).map_err(fail)?;
+                event.origin = origin.take();
+                pending.push(event);
             }
             other => return Err(fail(format!("unknown statement {other:?}"))),
         }
@@ -214,6 +252,8 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     }
     let provider = Arc::new(provider);
     let mut events = Vec::new();
+    let mut by_build = Vec::new();
+    let mut origins = Vec::new();
     for event in pending {
         let fields = resolve(event.fields).map_err(|message| LayoutError { line: 0, message })?;
         let task = event.declared.task.and_then(|t| names.tasks.get(&t).cloned());
@@ -238,10 +278,16 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 fields: fields.clone(),
                 declared: event.declared,
             };
-            events.push((*key, Arc::new(schema)));
+            if let Some(origin) = &event.origin {
+                origins.push((*key, event.builds, origin.clone()));
+            }
+            match event.builds {
+                Some(builds) => by_build.push((*key, builds, Arc::new(schema))),
+                None => events.push((*key, Arc::new(schema))),
+            }
         }
     }
-    Ok(LayoutFile { provider, events })
+    Ok(LayoutFile { provider, events, by_build, origins })
 }
 
 fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
@@ -258,8 +304,15 @@ fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
 fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> Result<PendingEvent, String> {
     let ids = w.get(1).ok_or("event needs an id")?;
     let versions = version_range(w.get(2).ok_or("event needs a version")?)?;
-    let mut event =
-        PendingEvent { keys: Vec::new(), name: None, declared: Declared::default(), message: None, fields: Vec::new() };
+    let mut event = PendingEvent {
+        keys: Vec::new(),
+        builds: None,
+        origin: None,
+        name: None,
+        declared: Declared::default(),
+        message: None,
+        fields: Vec::new(),
+    };
     let mut opcode_names: Vec<String> = Vec::new();
     for word in w.iter().skip(3) {
         match word.split_once('=') {
@@ -269,6 +322,11 @@ fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> 
             Some(("level", v)) => event.declared.level = Some(small(v)?),
             Some(("keywords", v)) => event.declared.keywords = Some(number(v)?),
             Some(("channel", v)) => event.declared.channel = Some(small(v)?),
+            Some(("builds", v)) => {
+                let (from, to) = v.split_once('-').ok_or_else(|| format!("builds={v}: expected FROM-TO"))?;
+                let end = |b: &str| if b.is_empty() { Ok(None) } else { small(b).map(Some) };
+                event.builds = Some(Builds { from: end(from)?, to: end(to)? });
+            }
             _ if classic.is_some() && opcode_names.is_empty() && event.message.is_none() => {
                 opcode_names = word.split(',').map(str::to_string).collect();
             }
@@ -374,6 +432,27 @@ event 99 v1-2
         assert_eq!(e.fields[4].map.as_ref().unwrap().lookup(1).as_deref(), Some("Listen"));
         assert_eq!(file.events[2].0, SchemaKey::Manifest { provider: file.provider.guid, id: 99, version: 2 });
         assert_eq!(file.events[2].1.opcode, None);
+    }
+
+    #[test]
+    fn layouts_for_some_builds() {
+        let text = "provider P 7dd42a49-5329-4832-8dfd-43d979153a88\n\
+            # builds 7600 22621: some.xml\n\
+            event 5 v0 builds=-26099\n  A UInt32\n\
+            event 5 v0 builds=26100-\n  A UInt32\n  B UInt32\n\
+            event 6 v0\n";
+        let file = parse(text, Source::BuiltIn).unwrap();
+        assert_eq!(file.events.len(), 1);
+        let [(_, old, a), (_, new, b)] = &file.by_build[..] else { panic!("two layouts by build") };
+        assert_eq!((a.fields.len(), b.fields.len()), (1, 2));
+        assert!(old.contains(22621) && !old.contains(26100));
+        assert!(new.contains(26100) && new.contains(28000) && !new.contains(26099));
+        assert_eq!(new.to_string(), "26100-");
+        assert_eq!(file.origins.len(), 1);
+        assert_eq!((file.origins[0].1, file.origins[0].2.as_str()), (Some(*old), "builds 7600 22621: some.xml"));
+        assert!(
+            parse("provider P 7dd42a49-5329-4832-8dfd-43d979153a88\nevent 5 v0 builds=7\n", Source::BuiltIn).is_err()
+        );
     }
 
     #[test]

@@ -85,6 +85,9 @@ pub struct Schemas {
     pub event_source: SchemaSet,
     /// Manifests the user supplied.
     pub manifests: SchemaSet,
+    /// The Windows build the trace was recorded on: where built-in layouts
+    /// differ between builds, it picks one (none: the newest build's).
+    build: Option<u32>,
     /// TraceLogging schemas by (provider, metadata bytes).
     tracelogging: RwLock<TraceLoggingSchemas>,
     /// Every key the sources know, resolved by source priority: built on the
@@ -102,6 +105,8 @@ struct Resolved {
     events: FastMap<SchemaKey, Arc<EventSchema>>,
     /// Provider or event-class GUIDs some source knows.
     providers: FastMap<Guid, Arc<ProviderInfo>>,
+    /// The versions known of each manifest event, ascending.
+    versions: FastMap<(Guid, u16), Vec<u8>>,
 }
 
 /// The last few schema lookups of one worker. Only records whose schema
@@ -153,6 +158,22 @@ impl LookupCache {
             None => Err(&Undecoded::UnknownProvider),
         }
     }
+}
+
+/// Whether `newer` lays out every field of `older` the same way, in the same
+/// places (names may differ), and perhaps more after them.
+fn extends(newer: &[Field], older: &[Field]) -> bool {
+    newer.len() >= older.len()
+        && newer.iter().zip(older).all(|(n, o)| {
+            n.in_type == o.in_type
+                && n.length == o.length
+                && n.count == o.count
+                && extends_exactly(&n.members, &o.members)
+        })
+}
+
+fn extends_exactly(newer: &[Field], older: &[Field]) -> bool {
+    newer.len() == older.len() && extends(newer, older)
 }
 
 /// EventSource's ManifestData event (id 0xFFFE): the envelope, then a chunk
@@ -220,6 +241,17 @@ impl Schemas {
         Schemas::default()
     }
 
+    /// The Windows build whose built-in layouts to use where builds differ
+    /// ([`Schemas::learn`] takes it from the trace's header).
+    pub fn set_build(&mut self, build: Option<u32>) {
+        self.invalidate();
+        self.build = build.filter(|b| *b != 0);
+    }
+
+    pub fn build(&self) -> Option<u32> {
+        self.build
+    }
+
     /// Forgets the merged table after a source changed.
     fn invalidate(&mut self) {
         self.resolved.take();
@@ -233,10 +265,26 @@ impl Schemas {
             let mut r = Resolved::default();
             // Lowest priority first, so that higher ones overwrite.
             r.events.extend(built_in.events.iter().map(|(k, v)| (*k, v.clone())));
+            if let Some(build) = self.build {
+                for key in built_in.by_build.keys() {
+                    match built_in.for_build(key, build) {
+                        Some(s) => r.events.insert(*key, s.clone()),
+                        None => r.events.remove(key),
+                    };
+                }
+            }
             r.providers.extend(built_in.providers.iter().map(|(k, v)| (*k, v.clone())));
             for set in [&self.manifests, &self.event_source, &self.embedded] {
                 r.events.extend(set.events.iter().map(|(k, v)| (*k, v.clone())));
                 r.providers.extend(set.providers.iter().map(|(k, v)| (*k, v.clone())));
+            }
+            for key in r.events.keys() {
+                if let SchemaKey::Manifest { provider, id, version } = *key {
+                    r.versions.entry((provider, id)).or_default().push(version);
+                }
+            }
+            for versions in r.versions.values_mut() {
+                versions.sort_unstable();
             }
             r
         })
@@ -266,21 +314,36 @@ impl Schemas {
         self.resolved().events.get(key).cloned()
     }
 
-    /// The schema for a key: exact, else the nearest lower version (layouts
-    /// grow at the end, so an older layout decodes the fields it knows).
+    /// The schema for a key: exact, else, for a version no source knows, the
+    /// nearest lower version where that cannot misread:
+    /// - a manifest event falls back only when its known versions (two at
+    ///   least) each extend the one before (the same fields, appended to), so
+    ///   the event's history shows that new versions only append;
+    /// - a classic kernel event always falls back (MOF classes grow at the end).
     pub fn lookup(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
         if let Some(s) = self.exact(key) {
             return Some(s);
         }
-        let lower = |version: u8| match *key {
-            SchemaKey::Manifest { provider, id, .. } => SchemaKey::Manifest { provider, id, version },
-            SchemaKey::Classic { class, opcode, .. } => SchemaKey::Classic { class, opcode, version },
-        };
-        let version = match *key {
-            SchemaKey::Manifest { version, .. } | SchemaKey::Classic { version, .. } => version,
-        };
-        // Versions are small numbers: trying each lower one is a few lookups.
-        (0..version).rev().find_map(|v| self.exact(&lower(v)))
+        match *key {
+            SchemaKey::Manifest { provider, id, version } => {
+                let resolved = self.resolved();
+                let versions = resolved.versions.get(&(provider, id))?;
+                let lower = versions.iter().rev().find(|v| **v < version)?;
+                let schemas: Vec<&Arc<EventSchema>> = versions
+                    .iter()
+                    .filter_map(|v| resolved.events.get(&SchemaKey::Manifest { provider, id, version: *v }))
+                    .collect();
+                let appended = schemas.len() >= 2 && schemas.windows(2).all(|w| extends(&w[1].fields, &w[0].fields));
+                if !appended {
+                    return None;
+                }
+                self.exact(&SchemaKey::Manifest { provider, id, version: *lower })
+            }
+            SchemaKey::Classic { class, opcode, version } => {
+                // Versions are small numbers: trying each lower one is a few lookups.
+                (0..version).rev().find_map(|v| self.exact(&SchemaKey::Classic { class, opcode, version: v }))
+            }
+        }
     }
 
     /// The provider's names, from any source.
@@ -435,6 +498,7 @@ impl Schemas {
             }
         }
         self.invalidate();
+        self.build = Some(trace.header().build).filter(|b| *b != 0);
         self.embedded = embedded.finish();
         let (event_source, errors) = manifests.finish();
         self.event_source = event_source;
@@ -472,5 +536,68 @@ impl Schemas {
         payload::decode(&schema.fields, record.payload, record.pointer_size, values)
             .map_err(Undecoded::PayloadMismatch)?;
         Ok(schema)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TCPIP: Guid = Guid::parse_const("2f07e2ee-15db-40f1-90ef-9d7ba282188a");
+
+    fn manifest(events: &str, templates: &str) -> String {
+        format!(
+            "<instrumentationManifest><instrumentation><events>\
+             <provider name=\"P\" guid=\"{{7dd42a49-5329-4832-8dfd-43d979153a88}}\">\
+             <events>{events}</events><templates>{templates}</templates>\
+             </provider></events></instrumentation></instrumentationManifest>"
+        )
+    }
+
+    fn key(id: u16, version: u8) -> SchemaKey {
+        SchemaKey::Manifest { provider: Guid::parse_const("7dd42a49-5329-4832-8dfd-43d979153a88"), id, version }
+    }
+
+    #[test]
+    fn the_trace_build_picks_the_layout_where_builds_differ() {
+        // IpRouteCreated (1145 v0) gained a field in Windows 11 24H2 (26100).
+        let key = SchemaKey::Manifest { provider: TCPIP, id: 1145, version: 0 };
+        let mut schemas = Schemas::new();
+        let fields = |s: &Schemas| s.lookup(&key).map(|e| e.fields.len());
+        assert_eq!(fields(&schemas), Some(19), "no build: the newest layout");
+        schemas.set_build(Some(22621));
+        assert_eq!(fields(&schemas), Some(18));
+        schemas.set_build(Some(26100));
+        assert_eq!(fields(&schemas), Some(19));
+        schemas.set_build(Some(7601));
+        assert_eq!(fields(&schemas), Some(18));
+    }
+
+    #[test]
+    fn a_lower_version_stands_in_only_where_versions_append() {
+        let t = |tid: &str, types: &[&str]| {
+            let data: String =
+                types.iter().enumerate().map(|(i, t)| format!("<data name=\"F{i}\" inType=\"win:{t}\"/>")).collect();
+            format!("<template tid=\"{tid}\">{data}</template>")
+        };
+        let mut schemas = Schemas::new();
+        let events = "<event value=\"1\" version=\"0\" template=\"a\"/><event value=\"1\" version=\"1\" template=\"b\"/>\
+                      <event value=\"2\" version=\"0\" template=\"a\"/><event value=\"2\" version=\"1\" template=\"c\"/>\
+                      <event value=\"3\" version=\"0\" template=\"a\"/>";
+        let templates = [t("a", &["UInt32"]), t("b", &["UInt32", "Pointer"]), t("c", &["Pointer", "UInt32"])].concat();
+        schemas.add_manifest(&manifest(events, &templates)).unwrap();
+        // Event 1: v1 appends to v0, so an unknown v2 decodes as v1.
+        assert_eq!(schemas.lookup(&key(1, 2)).map(|s| s.fields.len()), Some(2));
+        // Event 2: v1 changed v0's first field: no stand-in.
+        assert!(schemas.lookup(&key(2, 2)).is_none());
+        // Event 3: one version tells nothing about how the next one differs.
+        assert!(schemas.lookup(&key(3, 1)).is_none());
+        // Classic kernel layouts grow at the end: v5 of Process Start decodes as v4.
+        let process = Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c");
+        let classic = |version| SchemaKey::Classic { class: process, opcode: 1, version };
+        assert_eq!(
+            schemas.lookup(&classic(9)).map(|s| s.fields.len()),
+            schemas.lookup(&classic(5)).map(|s| s.fields.len())
+        );
     }
 }

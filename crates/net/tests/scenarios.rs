@@ -27,7 +27,9 @@ struct Run {
 struct Logged {
     provider: Guid,
     id: u16,
+    version: u8,
     pid: Option<u32>,
+    pointer_size: u8,
     seconds: f64,
 }
 
@@ -45,7 +47,14 @@ fn run(scenario: Scenario) -> Run {
         let r = event.expect("every event reads").record;
         // The session clock counts 100 ns ticks (10 MHz QPC).
         let seconds = r.timestamp.saturating_sub(start) as f64 / 1e7;
-        events.push(Logged { provider: r.provider, id: r.id, pid: r.process_id, seconds });
+        events.push(Logged {
+            provider: r.provider,
+            id: r.id,
+            version: r.version,
+            pid: r.process_id,
+            pointer_size: r.pointer_size,
+            seconds,
+        });
     }
     let report = analysis.network.report();
     let code = nettrail_stacks::scan(&trace, &schemas, &|_| true);
@@ -1932,6 +1941,203 @@ fn sample_session() {
     let ldap = run.layer(7012, Layer::Ldap);
     if let Some(rows) = c.count("LDAP searches", ldap, 1) {
         c.request("search", rows[0], &[("server", "dc01.corp.example.com"), ("method", "SEARCH")]);
+    }
+    c.done();
+}
+
+/// Every row of every table, and each request's stitched stacks, as text:
+/// what a 32-bit process's trace must share with its 64-bit twin's.
+fn tables(run: &Run) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, r) in run.report.requests.iter().enumerate() {
+        out.push(format!("request {:?} {:?} {:?}", request_columns(r), r.start, r.end));
+        if let Some(s) = &run.stitched[i] {
+            out.push(format!("stacks {:?} {:?}", s.full(), s.stacks.iter().map(|x| x.thread).collect::<Vec<_>>()));
+        }
+    }
+    out.extend(run.report.connections.iter().map(|r| format!("connection {:?} {:?}", connection_columns(r), r.start)));
+    out.extend(run.report.dns.iter().map(|r| format!("dns {:?} {} {:?}", dns_columns(r), r.name, r.start)));
+    out
+}
+
+/// `pid`'s manifest events as (provider, id, pointer size), in order.
+fn widths(run: &Run, pid: u32) -> Vec<(Guid, u16, u8)> {
+    run.events.iter().filter(|e| e.pid == Some(pid)).map(|e| (e.provider, e.id, e.pointer_size)).collect()
+}
+
+/// 32-bit Word's WinINet request (EVENT_HEADER32 records, 4-byte pointers)
+/// gives the row, connection, lookup and stacks a 64-bit Word's does.
+#[test]
+fn wow64_office_wininet_matches_its_64_bit_twin() {
+    let twin = run(scenarios::office_wininet_64);
+    let run = run(scenarios::office_wininet_32);
+    let mut c = Checks::new("office-wininet-32");
+    let wininet = provider_guid(WININET).unwrap();
+    let word: Vec<u8> = widths(&run, 9400).iter().filter(|(p, _, _)| *p == wininet).map(|(_, _, w)| *w).collect();
+    c.eq("WinINet records of the 32-bit Word", (word.len(), word.iter().all(|w| *w == 4)), (14, true));
+    let twin_own: Vec<u8> = widths(&twin, 9400).iter().filter(|(p, _, _)| *p == wininet).map(|(_, _, w)| *w).collect();
+    c.eq("WinINet records of the 64-bit Word", (twin_own.len(), twin_own.iter().all(|w| *w == 8)), (14, true));
+    if let Some(rows) = c.count("Word's requests", run.requests(9400), 1) {
+        let r = rows[0];
+        c.request(
+            "template list",
+            r,
+            &[
+                ("process", "WINWORD.EXE"),
+                ("first_thread", "9436"),
+                ("layer", "WinINet"),
+                ("method", "GET"),
+                ("url", "https://templates.office.example/list?lang=en-US"),
+                ("server", "templates.office.example"),
+                ("ip", "52.109.8.19"),
+                ("port", "443"),
+                ("status", "HTTP/1.1 200 OK"),
+                ("bytes_sent", "540"),
+                ("bytes_received", "19695"),
+            ],
+        );
+        let span = (run.time(WININET, 104, Some(9400), 0), run.time(WININET, 105, Some(9400), 0));
+        c.span(&run, "template list", (r.start, r.end), span);
+        let posted = ["ntdll.dll+0x34c12", BUILD_REQUEST, FIXTURE_SEND, "WINWORD.EXE+0x1d2e"];
+        let into_pool = "[Windows thread pool: queued on thread 9404, ran on thread 9436]";
+        let open = ["ntdll.dll+0x9d2a4", "wininet.dll+0x31e74", "WINWORD.EXE+0x1d2e"];
+        c.chain("template list", run.stitched(r), &[link(9404, &posted, into_pool), own(9436, &open)]);
+    }
+    if let Some(conns) = c.count("Word's connections", run.connections(9400), 1) {
+        c.connection(
+            "connection",
+            conns[0],
+            // WinINet keeps it in its pool after the handle is closed.
+            &[("remote", "52.109.8.19:443"), ("layer", "WinINet"), ("state", "open")],
+        );
+    }
+    if let Some(q) = c.count("lookups", run.queries("templates.office.example"), 1) {
+        c.dns("lookup", q[0], &[("process", "WINWORD.EXE"), ("answers", "52.109.8.19")]);
+    }
+    c.eq("the tables of the 32-bit and the 64-bit Word", tables(&run), tables(&twin));
+    c.done();
+}
+
+/// A 32-bit WinHTTP app (WebIO's records 32-bit, its handles 4-byte
+/// pointers) gives the rows a 64-bit one does.
+#[test]
+fn wow64_winhttp_matches_its_64_bit_twin() {
+    let twin = run(scenarios::winhttp_64);
+    let run = run(scenarios::winhttp_32);
+    let mut c = Checks::new("winhttp-32");
+    let webio = provider_guid(WEBIO).unwrap();
+    let app: Vec<u8> = widths(&run, 8800).iter().filter(|(p, _, _)| *p == webio).map(|(_, _, w)| *w).collect();
+    c.eq("WebIO records of the 32-bit app", (app.len(), app.iter().all(|w| *w == 4)), (28, true));
+    let get = Exchange::new("GET", "sync.example.net", "/v2/manifest", "HTTP/1.1 200 OK", 4_200);
+    let post = Exchange::new("POST", "sync.example.net", "/v2/report", "HTTP/1.1 204 No Content", 0).body(1_500);
+    if let Some(rows) = c.count("syncagent.exe's requests", run.requests(8800), 2) {
+        for (r, (x, url, status)) in rows.iter().zip([
+            (&get, "https://sync.example.net/v2/manifest", "HTTP/1.1 200 OK"),
+            (&post, "https://sync.example.net/v2/report", "HTTP/1.1 204 No Content"),
+        ]) {
+            let (sent, received) = http(x);
+            c.request(
+                url,
+                r,
+                &[
+                    ("process", "syncagent.exe"),
+                    ("first_thread", "8804"),
+                    ("layer", "WinHTTP"),
+                    ("url", url),
+                    ("ip", "20.42.65.92"),
+                    ("status", status),
+                    ("bytes_sent", &sent),
+                    ("bytes_received", &received),
+                ],
+            );
+            let open = ["ntdll.dll+0x9d2a4", "winhttp.dll+0x17c44", "syncagent.exe+0x1d2e"];
+            c.chain(url, run.stitched(r), &[own(8804, &open)]);
+        }
+        let span = (run.time(WEBIO, 17, Some(8800), 0), run.time(WEBIO, 30, Some(8800), 0));
+        c.span(&run, "GET", (rows[0].start, rows[0].end), span);
+    }
+    if let Some(conns) = c.count("connections", run.connections(8800), 1) {
+        c.connection("keep-alive connection", conns[0], &[("remote", "20.42.65.92:443"), ("layer", "WinHTTP")]);
+    }
+    c.eq("the tables of the 32-bit and the 64-bit app", tables(&run), tables(&twin));
+    c.done();
+}
+
+/// Windows 11 22H2: the providers log that build's versions (TCPIP 1033 v1,
+/// 1300 v2, 1332 v3; DNS-Client 3009 v2; WebIO 200/213/214 v1), which the
+/// trace's build picks the layouts of.
+#[test]
+fn windows11_desktop() {
+    let run = run(scenarios::windows11_desktop);
+    let mut c = Checks::new("windows11-desktop");
+    let version = |provider: &str, id: u16| {
+        let g = provider_guid(provider).unwrap();
+        let mut v: Vec<u8> = run.events.iter().filter(|e| e.provider == g && e.id == id).map(|e| e.version).collect();
+        v.dedup();
+        v
+    };
+    for (provider, id, want) in [
+        ("TCPIP", 1033, 1),
+        ("TCPIP", 1300, 2),
+        ("TCPIP", 1332, 3),
+        ("DNS-Client", 3009, 2),
+        (WEBIO, 200, 1),
+        (WEBIO, 213, 1),
+        (WEBIO, 214, 1),
+    ] {
+        c.eq(format_args!("{provider} {id}'s versions"), version(provider, id), vec![want]);
+    }
+    let page = Exchange::new("GET", "www.contoso.com", "/", "HTTP/1.1 200 OK", 31_870);
+    let script = Exchange::new("GET", "www.contoso.com", "/main.js", "HTTP/1.1 200 OK", 48_002);
+    if let Some(rows) = c.count("msedge.exe's requests", run.requests(6100), 2) {
+        for (r, (x, url)) in
+            rows.iter().zip([(&page, "https://www.contoso.com/"), (&script, "https://www.contoso.com/main.js")])
+        {
+            let (sent, received) = http(x);
+            c.request(
+                url,
+                r,
+                &[
+                    ("layer", "WinHTTP"),
+                    ("url", url),
+                    ("server", "www.contoso.com"),
+                    ("alt_names", "www.contoso.com.edgekey.net"),
+                    ("ip", "23.46.201.90"),
+                    ("status", "HTTP/1.1 200 OK"),
+                    ("bytes_sent", &sent),
+                    ("bytes_received", &received),
+                ],
+            );
+            let open = ["ntdll.dll+0x9d2a4", "winhttp.dll+0x17c44", "msedge.exe+0x1d2e"];
+            c.chain(url, run.stitched(r), &[own(6104, &open)]);
+        }
+    }
+    if let Some(q) = c.count("lookups of www.contoso.com", run.queries("www.contoso.com"), 1) {
+        c.dns(
+            "lookup",
+            q[0],
+            &[("process", "msedge.exe"), ("cached", "false"), ("answers", "23.46.201.90"), ("servers", "192.168.1.1")],
+        );
+    }
+    if let Some(rows) = c.count("git.exe's requests", run.requests(7300), 1) {
+        c.request(
+            "clone",
+            rows[0],
+            &[
+                ("layer", "Winsock"),
+                ("server", "git.example.com"),
+                ("ip", "140.82.121.3"),
+                ("bytes_sent", "690"),
+                ("bytes_received", &(4_380 + 3 * 65_536).to_string()),
+            ],
+        );
+    }
+    if let Some(conns) = c.count("Teams.exe's connections", run.connections(3300), 1) {
+        c.connection(
+            "rundown",
+            conns[0],
+            &[("remote", "52.113.194.132:443"), ("origin", "rundown"), ("state", "open")],
+        );
     }
     c.done();
 }

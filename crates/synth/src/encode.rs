@@ -15,7 +15,8 @@
 //!   field's length (characters for strings, bytes for binary) or element
 //!   count unless given; a given one must agree.
 //!
-//! A name the layout does not have is an error, so a typo in a scenario
+//! A name the layout does not have is an error (unless given with
+//! [`Fields::maybe`](crate::Fields::maybe): a field of some versions only), so a typo in a scenario
 //! fails where it is written.
 
 use std::fmt;
@@ -90,7 +91,13 @@ const TOKEN_USER_SID_POINTER: u64 = 0xffff_c38a_1e2f_1340;
 pub fn encode(layout: &[Field], values: &Fields, pointer_size: u8) -> Result<Vec<u8>, EncodeError> {
     let mut given: Vec<Option<&Val>> = vec![None; layout.len()];
     for (name, value) in &values.0 {
-        let Some(i) = layout.iter().position(|f| f.name == *name) else {
+        let found = layout.iter().position(|f| f.name == *name);
+        let value = match (value, found) {
+            (Val::IfPresent(_), None) => continue,
+            (Val::IfPresent(inner), Some(_)) => inner.as_ref(),
+            (other, _) => other,
+        };
+        let Some(i) = found else {
             return Err(EncodeError::UnknownField {
                 field: name.clone(),
                 known: layout.iter().map(|f| f.name.clone()).collect(),

@@ -1,9 +1,10 @@
 //! Synthetic `.etl` traces that look like what `wpr -stop` writes after
-//! merging its kernel and user sessions on Windows 10: the kernel rundown,
-//! process and thread lifetimes, network providers' events encoded from
-//! nettrail's built-in layouts, classic kernel TcpIp/UdpIp events, and the
-//! TRACE_EVENT_INFO metadata the merge embeds. Scenario scripts describe
-//! network activity; this crate makes it byte-exact.
+//! merging its kernel and user sessions on Windows 10 or 11: the kernel
+//! rundown, process and thread lifetimes, network providers' events encoded
+//! from the manifest of the machine's Windows build (`manifests/<build>/`,
+//! the synthesizer's own, never the decoder's layouts), classic kernel
+//! TcpIp/UdpIp events, and the TRACE_EVENT_INFO metadata the merge embeds.
+//! Scenario scripts describe network activity; this crate makes it byte-exact.
 //!
 //! Windows network layers that no real trace in the corpus covers can only
 //! be tested this way; the tests check the output against the real traces'
@@ -45,7 +46,7 @@
 //! ```
 //!
 //! - [`encode`](mod@encode): payloads from layouts and named values ([`Val`], [`fields!`]);
-//! - [`catalog`]: the built-in layouts and the descriptors events are logged with;
+//! - [`catalog`]: each build's manifests: the layouts and descriptors events are logged with;
 //! - [`sockaddr`]: SOCKADDR_IN/IN6/HV/VM bytes and SIDs;
 //! - [`metadata`]: TRACE_EVENT_INFO and EVENT_MAP_INFO as the merge embeds them;
 //! - [`Synth`]: the session, processes, threads, modules, events, losses;

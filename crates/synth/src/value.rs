@@ -33,6 +33,9 @@ pub enum Val {
     SystemTime([u16; 8]),
     /// The elements of an array field.
     Array(Vec<Val>),
+    /// A value for a field that only some versions (or builds) of the event
+    /// have: written where the layout has the field, dropped where it does not.
+    IfPresent(Box<Val>),
 }
 
 impl Val {
@@ -52,6 +55,7 @@ impl Val {
             Val::FileTime(_) => "a FILETIME",
             Val::SystemTime(_) => "a SYSTEMTIME",
             Val::Array(_) => "an array",
+            Val::IfPresent(v) => v.kind(),
         }
     }
 }
@@ -173,6 +177,13 @@ impl Fields {
     /// Adds one value.
     pub fn with(mut self, name: impl Into<String>, value: impl Into<Val>) -> Fields {
         self.0.push((name.into(), value.into()));
+        self
+    }
+
+    /// Adds a value for a field that only some versions of the event have
+    /// (see [`Val::IfPresent`]).
+    pub fn maybe(mut self, name: impl Into<String>, value: impl Into<Val>) -> Fields {
+        self.0.push((name.into(), Val::IfPresent(Box::new(value.into()))));
         self
     }
 

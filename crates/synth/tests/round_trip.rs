@@ -1,6 +1,7 @@
-//! Events of the network providers, synthesized from named values and read
-//! back with nettrail's reader and decoder: the same values come out, with
-//! the built-in layouts and with nothing but the metadata the trace embeds.
+//! Events of the network providers, synthesized from named values (and the
+//! manifest of the trace's build) and read back with nettrail's reader and
+//! decoder: the same values come out, with the built-in layouts and with
+//! nothing but the metadata the trace embeds.
 
 use std::net::{Ipv4Addr, SocketAddr};
 
@@ -113,7 +114,8 @@ fn cases() -> Vec<Case> {
                 ("ProcessId", u64::from(APP.0)),
                 ("Status", 0u32),
             ],
-            expect: &[("AddressFamily", "23"), ("ProcessId", "4242"), ("Endpoint", "18446647335316885520")],
+            // ProcessId is a Pointer in the manifests.
+            expect: &[("AddressFamily", "23"), ("ProcessId", "0x0000000000001092"), ("Endpoint", "0xFFFFA80456781010")],
         },
         Case {
             provider: "Winsock-AFD",
@@ -151,10 +153,16 @@ fn cases() -> Vec<Case> {
             fields: fields![
                 ("Connection", 0x0000_01d2_0000_1000u64),
                 ("SocketHandle", 0x2c4u64),
-                ("Address", sa("[2606:2800:220:1:248:1893:25c8:1946]:443")),
+                ("Address", "[2606:2800:220:1:248:1893:25c8:1946]:443"),
                 ("RemainingAddressCount", 1u64),
             ],
-            expect: &[("SocketHandle", "708"), ("AddressLength", "28"), ("RemainingAddressCount", "1")],
+            // The manifest's Address is UTF-16 text of AddressLength characters.
+            expect: &[
+                ("SocketHandle", "708"),
+                ("AddressLength", "40"),
+                ("Address", "[2606:2800:220:1:248:1893:25c8:1946]:443"),
+                ("RemainingAddressCount", "1"),
+            ],
         },
         Case {
             provider: "WinINet",
@@ -324,7 +332,7 @@ fn every_value_decodes_back_with_the_built_in_layouts() {
     let events = manifest_events(&images);
     assert_eq!(events.len(), cases.len());
     for (c, record) in cases.iter().zip(&events) {
-        let layout = catalog::event_layout(c.provider, c.id, 0).unwrap();
+        let layout = catalog::event_layout(19045, c.provider, c.id, Some(0)).unwrap();
         let what = format!("{} {}", c.provider, c.id);
         assert_eq!((record.provider, record.id, record.version), (layout.provider.guid, c.id, 0), "{what}");
         let d = layout.descriptor;
@@ -378,7 +386,9 @@ fn the_embedded_metadata_alone_decodes_every_event() {
     for record in manifest_events(&images) {
         let key = SchemaKey::Manifest { provider: record.provider, id: record.id, version: record.version };
         let embedded = schemas.embedded.events.get(&key).unwrap_or_else(|| panic!("no EventInfo for {key:?}"));
-        let built_in = &catalog::event_layout(&record.provider.to_string(), record.id, record.version).unwrap().schema;
+        let built_in = &catalog::event_layout(19045, &record.provider.to_string(), record.id, Some(record.version))
+            .unwrap()
+            .schema;
         let what = format!("{} {}", built_in.provider.name, record.id);
         // The decoder prefers what the trace embeds.
         assert_eq!(schemas.schema_of(&record).unwrap().source, Source::EmbeddedEventInfo, "{what}");
@@ -422,7 +432,7 @@ fn payload_typos_fail_where_the_scenario_writes_them() {
     let e = s.event(1.0, (999, 1), "TCPIP", 1033, 0, fields![]).unwrap_err();
     assert_eq!(e.to_string(), "process 999 was not declared");
     let e = s.event(1.0, APP, "TCPIP", 9999, 0, fields![]).unwrap_err();
-    assert!(e.to_string().contains("no built-in layout for event 9999"), "{e}");
+    assert!(e.to_string().contains("has no event 9999 version 0"), "{e}");
     s.end_process(5.0, APP.0, 0).unwrap();
     let e = s.event(6.0, APP, "TCPIP", 1033, 0, fields![]).unwrap_err();
     assert!(e.to_string().contains("does not exist at 6 ms"), "{e}");

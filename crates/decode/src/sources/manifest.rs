@@ -14,7 +14,7 @@ use roxmltree::{Document, Node};
 use crate::intype::{InType, OutType};
 use crate::layouts::LayoutFile;
 use crate::schema::{
-    EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap, standard_channel, standard_opcode,
+    Declared, EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap, standard_channel, standard_opcode,
 };
 
 /// Templates come from untrusted input and are walked recursively; deeper
@@ -153,34 +153,42 @@ impl<'a> Strings<'a> {
     }
 }
 
-/// A task's display name and the opcodes declared inside it.
+/// A task's display name and value, and the opcodes declared inside it.
 struct Task<'a> {
     shown: String,
-    opcodes: HashMap<&'a str, String>,
+    value: u16,
+    opcodes: HashMap<&'a str, (String, u8)>,
 }
 
 fn provider(node: Node<'_, '_>, strings: &Strings<'_>, source: Source) -> Result<LayoutFile, ManifestError> {
     let guid_text = required(node, "guid")?;
     let guid = guid_text.parse().map_err(|_| fail(node, format!("guid {guid_text:?} is not a GUID")))?;
     let mut info = ProviderInfo { guid, name: required(node, "name")?.to_string(), ..ProviderInfo::default() };
-    channels(node, &mut info)?;
+    let channel_refs = channels(node, &mut info)?;
+    let mut levels = HashMap::new();
     for level in items(node, "levels", "level") {
-        info.levels.insert(numeric_required(level, "value")?, strings.shown(level)?);
+        let value = numeric_required(level, "value")?;
+        levels.insert(required(level, "name")?, value);
+        info.levels.insert(value, strings.shown(level)?);
     }
+    let mut keywords = HashMap::new();
     for keyword in items(node, "keywords", "keyword") {
-        info.keywords.push((numeric_required(keyword, "mask")?, strings.shown(keyword)?));
+        let mask = numeric_required(keyword, "mask")?;
+        keywords.insert(required(keyword, "name")?, mask);
+        info.keywords.push((mask, strings.shown(keyword)?));
     }
     let mut opcodes = HashMap::new();
     for opcode in items(node, "opcodes", "opcode") {
-        opcodes.insert(required(opcode, "name")?, strings.shown(opcode)?);
+        opcodes.insert(required(opcode, "name")?, (strings.shown(opcode)?, numeric_required(opcode, "value")?));
     }
     let mut tasks = HashMap::new();
     for task in items(node, "tasks", "task") {
         let mut scoped = HashMap::new();
         for opcode in items(task, "opcodes", "opcode") {
-            scoped.insert(required(opcode, "name")?, strings.shown(opcode)?);
+            scoped.insert(required(opcode, "name")?, (strings.shown(opcode)?, numeric_required(opcode, "value")?));
         }
-        tasks.insert(required(task, "name")?, Task { shown: strings.shown(task)?, opcodes: scoped });
+        let value = numeric_required(task, "value")?;
+        tasks.insert(required(task, "name")?, Task { shown: strings.shown(task)?, value, opcodes: scoped });
     }
     let maps = maps(node, strings)?;
     let mut templates = HashMap::new();
@@ -207,6 +215,24 @@ fn provider(node: Node<'_, '_>, strings: &Strings<'_>, source: Source) -> Result
             ),
             None => None,
         };
+        // Descriptor values, as far as the manifest declares the names (an
+        // unknown one leaves the value unstated rather than failing).
+        let level =
+            event.attribute("level").and_then(|name| levels.get(name).copied().or_else(|| standard_level_value(name)));
+        let mask = event
+            .attribute("keywords")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|name| keywords.get(name))
+            .fold(0, |m, k| m | k);
+        let channel = event.attribute("channel").and_then(|name| channel_refs.get(name).copied());
+        let declared = Declared {
+            task: Some(task.map_or(0, |t| t.value)),
+            opcode: Some(opcode.as_ref().map_or(0, |(_, v)| *v)),
+            level,
+            keywords: (mask != 0).then_some(mask),
+            channel,
+        };
         let fields = match event.attribute("template") {
             Some(tid) => templates.get(tid).cloned().ok_or_else(|| fail(event, format!("unknown template {tid:?}")))?,
             None => Vec::new(),
@@ -216,40 +242,61 @@ fn provider(node: Node<'_, '_>, strings: &Strings<'_>, source: Source) -> Result
             source,
             name: event.attribute("symbol").or_else(|| event.attribute("name")).map(str::to_string),
             task: task.map(|t| t.shown.clone()),
-            opcode,
+            opcode: opcode.map(|(shown, _)| shown),
             message: strings.text(event, "message")?,
             fields,
-            declared: Default::default(),
+            declared,
         };
         events.push((SchemaKey::Manifest { provider: provider.guid, id, version }, Arc::new(schema)));
     }
-    Ok(LayoutFile { provider, events })
+    Ok(LayoutFile { provider, events, by_build: Vec::new(), origins: Vec::new() })
 }
 
-/// An event's opcode as shown: the task's own, the provider's, or a
-/// standard `win:` opcode.
-fn opcode_shown(name: &str, task: Option<&Task<'_>>, opcodes: &HashMap<&str, String>) -> Option<String> {
-    if let Some(shown) = task.and_then(|t| t.opcodes.get(name)).or_else(|| opcodes.get(name)) {
-        return Some(shown.clone());
+/// An event's opcode as shown, and its value: the task's own, the
+/// provider's, or a standard `win:` opcode.
+fn opcode_shown(name: &str, task: Option<&Task<'_>>, opcodes: &HashMap<&str, (String, u8)>) -> Option<(String, u8)> {
+    if let Some(found) = task.and_then(|t| t.opcodes.get(name)).or_else(|| opcodes.get(name)) {
+        return Some(found.clone());
     }
     let standard = name.strip_prefix("win:")?;
-    (0..=u8::MAX).find_map(|v| standard_opcode(v).filter(|n| *n == standard)).map(str::to_string)
+    (0..=u8::MAX).find_map(|v| standard_opcode(v).filter(|n| *n == standard).map(|n| (n.to_string(), v)))
+}
+
+/// winmeta.xml's level names.
+fn standard_level_value(name: &str) -> Option<u8> {
+    Some(match name.strip_prefix("win:")? {
+        "LogAlways" | "Always" => 0,
+        "Critical" => 1,
+        "Error" => 2,
+        "Warning" => 3,
+        "Informational" => 4,
+        "Verbose" => 5,
+        _ => return None,
+    })
 }
 
 /// Channels by value. A channel without a value gets the next free one from
 /// 16, in declaration order, as the message compiler numbers them; an
 /// imported standard channel (System, Application…) keeps its own.
-fn channels(node: Node<'_, '_>, info: &mut ProviderInfo) -> Result<(), ManifestError> {
-    let Some(section) = child(node, "channels") else { return Ok(()) };
+fn channels<'a>(node: Node<'a, '_>, info: &mut ProviderInfo) -> Result<HashMap<&'a str, u8>, ManifestError> {
+    let mut refs = HashMap::new();
+    let Some(section) = child(node, "channels") else { return Ok(refs) };
     let declared: Vec<Node<'_, '_>> =
         section.children().filter(|c| is(c, "channel") || is(c, "importChannel")).collect();
     let mut unnumbered = Vec::new();
+    let named = |channel: Node<'a, '_>, name: &'a str, value: u8, refs: &mut HashMap<&'a str, u8>| {
+        refs.insert(name, value);
+        if let Some(chid) = channel.attribute("chid") {
+            refs.insert(chid, value);
+        }
+    };
     for channel in declared {
         let name = required(channel, "name")?;
         let standard = (8..=12).find(|&v| standard_channel(v) == Some(name.strip_prefix("win:").unwrap_or(name)));
         match numeric::<u8>(channel, "value")?.or(standard.filter(|_| is(&channel, "importChannel"))) {
             Some(value) => {
                 info.channels.insert(value, name.to_string());
+                named(channel, name, value, &mut refs);
             }
             None => unnumbered.push((channel, name)),
         }
@@ -260,8 +307,9 @@ fn channels(node: Node<'_, '_>, info: &mut ProviderInfo) -> Result<(), ManifestE
             next = next.checked_add(1).ok_or_else(|| fail(channel, "no channel value is left to assign"))?;
         }
         info.channels.insert(next, name.to_string());
+        named(channel, name, next, &mut refs);
     }
-    Ok(())
+    Ok(refs)
 }
 
 /// Value and bit maps by name (pattern maps are not used for decoding).
@@ -355,7 +403,7 @@ mod tests {
   <events>
    <provider name="Test-Provider" guid="{7DD42A49-5329-4832-8DFD-43D979153A88}" symbol="P">
     <events>
-     <event value="1" version="2" task="Work" opcode="Pause" template="T" symbol="Ev1" message="$(string.ev1)"/>
+     <event value="1" version="2" task="Work" opcode="Pause" level="Noisy" keywords="KwA" template="T" symbol="Ev1" message="$(string.ev1)"/>
      <event value="2" task="Work" opcode="win:Start" channel="op"/>
      <event value="3" opcode="Global"/>
     </events>
@@ -455,8 +503,16 @@ mod tests {
             (InType::Binary, OutType::Ipv6, None)
         );
 
+        let d = e1.declared;
+        assert_eq!(
+            (d.task, d.opcode, d.level, d.keywords, d.channel),
+            (Some(5), Some(11), Some(16), Some(0x1_0000_0000), None)
+        );
+
         let e2 = event(2, 0);
         assert_eq!((e2.opcode.as_deref(), e2.fields.len(), e2.message.as_deref()), (Some("Start"), 0, None));
+        let d = e2.declared;
+        assert_eq!((d.task, d.opcode, d.channel), (Some(5), Some(1), Some(16)), "the chid names channel 16");
         let e3 = event(3, 0);
         assert_eq!((e3.task.as_deref(), e3.opcode.as_deref()), (None, Some("Global opcode")));
     }

@@ -13,6 +13,7 @@
 //! send sizes: then the bytes TCPIP saw posted on the same thread between the
 //! send's start and stop count instead.
 
+use nettrail_decode::Value;
 use nettrail_decode::fasthash::FastMap;
 
 use nettrail_etl::Guid;
@@ -174,19 +175,23 @@ pub(crate) enum Event {
 
 /// WebIO logs the address being connected to as text ("ip:port", UTF-16 or
 /// 8-bit) in a binary field; some builds log a SOCKADDR.
-fn address_field(bytes: &[u8]) -> Option<Endpoint> {
-    let utf16 = bytes.len() >= 4 && bytes.iter().skip(1).step_by(2).all(|&b| b == 0);
-    let text = if utf16 {
-        nettrail_decode::value::utf16_lossy(bytes)
-    } else {
-        nettrail_decode::value::ansi_lossy(bytes).into_owned()
-    };
-    Endpoint::parse(text.trim_end_matches('\0')).or_else(|| Endpoint::from_sockaddr(bytes))
+/// The address of a connect: text (`ip:port`, `[ip]:port`), UTF-16 as the
+/// manifests declare it; 8-bit text or a SOCKADDR where a source gives bytes.
+fn address_field(props: &Props<'_, '_>) -> Option<Endpoint> {
+    if let Some(Value::Binary(bytes)) = props.get("Address") {
+        let utf16 = bytes.len() >= 4 && bytes.iter().skip(1).step_by(2).all(|&b| b == 0);
+        let text = if utf16 {
+            nettrail_decode::value::utf16_lossy(bytes)
+        } else {
+            nettrail_decode::value::ansi_lossy(bytes).into_owned()
+        };
+        return Endpoint::parse(text.trim_end_matches('\0')).or_else(|| Endpoint::from_sockaddr(bytes));
+    }
+    Endpoint::parse(&props.text("Address")?)
 }
 
 /// The first line of an HTTP header block.
-fn first_line(bytes: &[u8]) -> Option<String> {
-    let text = nettrail_decode::value::ansi_lossy(bytes);
+fn first_line(text: &str) -> Option<String> {
     let line = text.lines().next()?.trim_end_matches(['\r', '\0']).trim();
     (!line.is_empty()).then(|| line.to_string())
 }
@@ -208,7 +213,7 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
         100 | 101 => Event::Header {
             request: u("Request")?,
             received: id == 101,
-            first_line: props.bytes("Headers").and_then(first_line),
+            first_line: props.text("Headers").as_deref().and_then(first_line),
         },
         104 => Event::WaitingForConnection { request: u("Request")?, connection: u("Connection")? },
         205 => Event::NameStart { query: u("DnsQuery")?, host: props.text("HostName")? },
@@ -229,7 +234,7 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
         200 => Event::ConnectStart {
             connection: u("Connection")?,
             socket: u("SocketHandle").unwrap_or(0),
-            remote: props.bytes("Address").and_then(address_field),
+            remote: address_field(props),
             error: error(),
         },
         201 | 202 => {

@@ -38,12 +38,19 @@ pub const BUILD_REQUEST_RET: u64 = 0x1119;
 pub const BUILD_REQUEST_FIRST_RET: u64 = 0x110d;
 pub const CHECKSUM_INLINED_MIX: u64 = 0x1067;
 
-/// Maps the fixture DLL into `pid` (at a base of its own) when the trace starts.
+/// Maps the fixture DLL into `pid` (at a base of its own, below 4 GB in a
+/// 32-bit process) when the trace starts.
 pub(super) fn map_fixture(m: &mut Machine, pid: u32) -> Result<(), SynthError> {
     let path = format!(r"C:\Program Files\Fixture\{FIXTURE_DLL}");
-    let module = Module::new(&path, 0x7ffd_4a20_0000, FIXTURE_SIZE).pdb(fixture_identity());
+    let base = if m.pointer_size(pid) == 4 { 0x6a20_0000 } else { 0x7ffd_4a20_0000 };
+    let module = Module::new(&path, base, FIXTURE_SIZE).pdb(fixture_identity());
     m.synth().add_module(pid, module)?;
     Ok(())
+}
+
+/// An address in the fixture DLL as `pid` maps it.
+pub(super) fn fixture_address(m: &Machine, pid: u32, rva: u64) -> Result<u64, SynthError> {
+    Ok(m.code_stack(pid, &[(FIXTURE_DLL, rva)])?[0])
 }
 
 /// An app's stack when it calls `api` (module, RVA): the API, then the

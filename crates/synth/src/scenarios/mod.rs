@@ -16,6 +16,7 @@ mod handoffs;
 mod hostile;
 mod http_client;
 mod kernel;
+mod machines;
 mod sample;
 mod sockets;
 mod wininet;
@@ -31,6 +32,7 @@ pub use http_client::{
     winhttp_async_pool, winhttp_get, winhttp_keepalive_h2,
 };
 pub use kernel::{kernel_classic, kernel_network};
+pub use machines::{office_wininet_32, office_wininet_64, windows11_desktop, winhttp_32, winhttp_64};
 pub use sample::sample;
 pub use sockets::{
     hyperv_vsock, ldap, loopback_private, lost_events, port_reuse, quic, server, system_services, udp, winsock_client,
@@ -100,6 +102,19 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
         "old-webio-send-sizes",
         "28: an older Windows build whose WebIO sends carry no size (TCPIP's posted sends do)",
         old_webio_send_sizes,
+    ),
+    (
+        "office-wininet-32",
+        "32-bit (WOW64) Word fetching through WinINet from a thread-pool work item: 4-byte pointers",
+        office_wininet_32,
+    ),
+    ("office-wininet-64", "the 64-bit twin of office-wininet-32: the same tables", office_wininet_64),
+    ("winhttp-32", "a 32-bit (WOW64) WinHTTP app: a GET and a POST on one connection", winhttp_32),
+    ("winhttp-64", "the 64-bit twin of winhttp-32: the same tables", winhttp_64),
+    (
+        "windows11-desktop",
+        "Windows 11 22H2: a rundown connection, a WinHTTP page load, a Winsock clone, in that build's event versions",
+        windows11_desktop,
     ),
     (
         "app-spans",

@@ -447,7 +447,8 @@ impl Synth {
         }
     }
 
-    /// A manifest event from its built-in layout, logged by thread `(pid, tid)`.
+    /// A manifest event, in the given version as the trace's build declares
+    /// it, logged by thread `(pid, tid)`.
     pub fn event(
         &mut self,
         at: impl Into<Time>,
@@ -462,7 +463,7 @@ impl Synth {
 
     /// A manifest event with everything [`EventSpec`] can say.
     pub fn emit(&mut self, spec: EventSpec) -> Result<&mut Self, SynthError> {
-        let layout = catalog::event_layout(&spec.provider, spec.id, spec.version)?;
+        let layout = catalog::event_layout(self.config.build, &spec.provider, spec.id, spec.version)?;
         let ts = self.timestamp(spec.at);
         self.check_alive(spec.pid, Some(spec.tid), ts, spec.at)?;
         let pointer_size = spec.pointer_size.unwrap_or_else(|| self.pointer_size_of(spec.pid));
@@ -470,7 +471,7 @@ impl Synth {
             return Err(SynthError::BadPointerSize(pointer_size));
         }
         let cpu = self.check_cpu(spec.cpu.unwrap_or_else(|| self.cpu_of(spec.tid)))?;
-        let name = format!("{} event {} v{}", layout.provider.name, spec.id, spec.version);
+        let name = format!("{} event {} v{}", layout.provider.name, spec.id, layout.version);
         let payload = encode(&layout.schema.fields, &spec.fields, pointer_size)
             .map_err(|error| SynthError::Encode { event: name, error })?;
         let mut descriptor = layout.descriptor;
@@ -694,7 +695,7 @@ impl Synth {
             self.rundown(&mut clock, Rank::Rundown, true)?;
         }
         if merge {
-            let build_lab = format!("{}.1.amd64fre.vb_release.191206-1406", self.config.build);
+            let build_lab = build_lab(self.config.build);
             let install = Val::FileTime(self.config.boot_time - 400 * 86_400 * 10_000_000);
             self.push_sysconfig(
                 clock + 15,
@@ -803,6 +804,18 @@ impl Synth {
         let bytes = self.finish()?;
         std::fs::write(path, bytes).map_err(SynthError::Io)
     }
+}
+
+/// The build lab string a build's BuildInfo names (its release branch, as
+/// `version.txt` of jdu2600/Windows10EtwEvents gives them).
+fn build_lab(build: u32) -> String {
+    let branch = match build {
+        22000 => "co_release.210604-1628",
+        22621..=22631 => "ni_release.220506-1250",
+        26100.. => "ge_release.240331-1435",
+        _ => "vb_release.191206-1406",
+    };
+    format!("{build}.1.amd64fre.{branch}")
 }
 
 /// A KernelTraceControl MetaData record describing the event at `context`.

@@ -87,7 +87,8 @@ impl Default for SynthConfig {
 pub struct EventSpec {
     pub(super) provider: String,
     pub(super) id: u16,
-    pub(super) version: u8,
+    /// `None`: the newest version the trace's build declares.
+    pub(super) version: Option<u8>,
     pub(super) at: Time,
     pub(super) pid: u32,
     pub(super) tid: u32,
@@ -102,11 +103,18 @@ pub struct EventSpec {
 }
 
 impl EventSpec {
+    /// Event `id` of `provider` in the given version.
     pub fn new(provider: &str, id: u16, version: u8) -> EventSpec {
+        EventSpec { version: Some(version), ..EventSpec::latest(provider, id) }
+    }
+
+    /// Event `id` of `provider` in the newest version the trace's Windows
+    /// build declares: what that build logs.
+    pub fn latest(provider: &str, id: u16) -> EventSpec {
         EventSpec {
             provider: provider.to_string(),
             id,
-            version,
+            version: None,
             at: Time::START,
             pid: 0,
             tid: 0,

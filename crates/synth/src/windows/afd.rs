@@ -45,7 +45,7 @@ impl Socket {
 
 impl Machine {
     fn afd(&mut self, id: u16, at: f64, th: Tid, fields: crate::Fields) -> Result<(), crate::SynthError> {
-        self.kernel_mode(spec(PROVIDER, id, 0, at, th, fields))
+        self.kernel_mode(spec(PROVIDER, id, at, th, fields))
     }
 
     /// AfdCreate (1000, enter) on the creating thread, with its stack (the
@@ -73,7 +73,7 @@ impl Machine {
         // system-call path), as the kernel images are mapped (system.rs).
         let mut stack = vec![0xffff_f801_6c21_4b70, 0xffff_f801_6ae2_1a2e];
         stack.extend(self.user_stack(th.0, "mswsock.dll", 0x2d40)?);
-        self.kernel_mode(spec(PROVIDER, 1000, 0, at, th, f).stack(&stack))?;
+        self.kernel_mode(spec(PROVIDER, 1000, at, th, f).stack(&stack))?;
         Ok(socket)
     }
 

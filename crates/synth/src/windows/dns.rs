@@ -14,6 +14,7 @@ use std::net::{IpAddr, SocketAddr};
 use nettrail_etl::Guid;
 
 use crate::fields;
+use crate::value::Val;
 
 use super::{Machine, Tid, UdpReceive, spec};
 
@@ -77,6 +78,13 @@ pub fn results_text(answer: &Answer<'_>) -> String {
     out
 }
 
+/// The service's query object (Windows 11's `QueryBlob`): a heap address
+/// of the Dnscache service, one per name.
+fn query_blob(name: &str) -> Val {
+    let hash = name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    Val::Ptr(0x0000_0243_5e10_0000 | (hash & 0x000f_fff0))
+}
+
 impl Machine {
     /// DNSQueryExComplete (3008), in the caller.
     pub fn dns_query_completed(
@@ -93,7 +101,7 @@ impl Machine {
             ("QueryStatus", lookup.status),
             ("QueryResults", results_text(&lookup.answer)),
         ];
-        self.user(spec(DNS_CLIENT, 3008, 0, at, th, f).activity(activity))
+        self.user(spec(DNS_CLIENT, 3008, at, th, f).activity(activity))
     }
 
     /// The cache lookup (3018) in the Dnscache service. Only hits are
@@ -106,7 +114,8 @@ impl Machine {
             ("Status", 0u32),
             ("QueryResults", results_text(&lookup.answer)),
         ];
-        self.user(spec(DNS_CLIENT, 3018, 0, at, dnscache, f))
+        let f = self.dns_client_fields(f, dnscache).maybe("QueryBlob", query_blob(lookup.name));
+        self.user(spec(DNS_CLIENT, 3018, at, dnscache, f))
     }
 
     /// The network query (3009) the Dnscache service sends to `server`.
@@ -126,7 +135,9 @@ impl Machine {
             ("LocalAddress", format!("{};", self.ipv4)),
             ("DNSServerAddress", server.to_string()),
         ];
-        self.user(spec(DNS_CLIENT, 3009, 0, at, dnscache, f))
+        let f =
+            self.dns_client_fields(f, dnscache).maybe("QueryBlob", query_blob(name)).maybe("ParentBlob", Val::Ptr(0));
+        self.user(spec(DNS_CLIENT, 3009, at, dnscache, f))
     }
 
     /// The DNS servers of an interface (1001, one event per server), as the
@@ -146,7 +157,7 @@ impl Machine {
                 ("DynamicAddress", 1u8),
                 ("Address", super::sockaddr(SocketAddr::new(*server, 0))),
             ];
-            self.user(spec(DNS_CLIENT, 1001, 0, at, dnscache, f))?;
+            self.user(spec(DNS_CLIENT, 1001, at, dnscache, f))?;
         }
         Ok(())
     }
@@ -186,7 +197,7 @@ impl Machine {
     ) -> Result<(), crate::SynthError> {
         let result: String = addresses.iter().map(|a| format!("{a};")).collect();
         let f = fields![("NodeName", name), ("Status", status), ("Result", result)];
-        self.user(spec(NAME_RESOLUTION, id, 0, at, th, f).activity(activity))
+        self.user(spec(NAME_RESOLUTION, id, at, th, f).activity(activity))
     }
 
     /// The Dnscache service asks the LAN's server over UDP: 3009, then a
@@ -207,6 +218,13 @@ impl Machine {
         self.udp_close(at + 8.3, dnscache, &u)
     }
 
+    /// The client process Windows 11's versions of the service's events name
+    /// (`ClientPID`): the one [`Machine::resolve`] resolves for, else the
+    /// service itself.
+    fn dns_client_fields(&self, f: crate::Fields, dnscache: Tid) -> crate::Fields {
+        f.maybe("ClientPID", self.dns_client.unwrap_or(dnscache.0))
+    }
+
     /// A process resolves `lookup`: from the Dnscache service's cache, or over
     /// the network (query and answer sizes as on the wire), then the caller's
     /// completion. Returns when the caller has the answer.
@@ -218,6 +236,7 @@ impl Machine {
         lookup: &Lookup<'_>,
         dnscache: Tid,
     ) -> Result<f64, crate::SynthError> {
+        self.dns_client = Some(th.0);
         let done = if lookup.cached {
             self.dns_cache_hit(at + 0.1, dnscache, lookup)?;
             at + 0.3
@@ -226,6 +245,7 @@ impl Machine {
             let response = query + 16 * (lookup.answer.cnames.len() + lookup.answer.addresses.len()) as u32 + 12;
             self.dns_over_udp(at + 0.1, dnscache, lookup.name, (query, response))? + 0.2
         };
+        self.dns_client = None;
         self.dns_query_completed(done, th, activity, lookup)?;
         Ok(done)
     }

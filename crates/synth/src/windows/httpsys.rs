@@ -65,7 +65,7 @@ impl Machine {
             ("LocalAddr", super::sockaddr(local)),
             ("RemoteAddr", super::sockaddr(remote)),
         ];
-        self.kernel_mode(spec(PROVIDER, 21, 0, at, DPC, f).activity(id_of))?;
+        self.kernel_mode(spec(PROVIDER, 21, at, DPC, f).activity(id_of))?;
         Ok((object, id_of))
     }
 
@@ -85,15 +85,15 @@ impl Machine {
         let activity = request_activity(request_id, BOOT_TAG);
         let ids = fields![("RequestId", request_id), ("ConnectionId", connection_id)];
         self.kernel_mode(
-            spec(PROVIDER, 22, 0, at, system, ids.clone().with("ConnectionObj", Val::Ptr(connection)))
+            spec(PROVIDER, 22, at, system, ids.clone().with("ConnectionObj", Val::Ptr(connection)))
                 .activity(connection_activity),
         )?;
         let f = ids.clone().with("RemoteAddr", super::sockaddr(client));
-        self.kernel_mode(spec(PROVIDER, 1, 0, at + 0.001, system, f).activity(connection_activity))?;
+        self.kernel_mode(spec(PROVIDER, 1, at + 0.001, system, f).activity(connection_activity))?;
         let object = self.pool();
         let verb = VERBS.iter().find(|(v, _)| *v == r.verb).map_or(1, |(_, n)| *n);
         let f = fields![("RequestObj", Val::Ptr(object)), ("HttpVerb", verb), ("Url", r.url)];
-        self.kernel_mode(spec(PROVIDER, 2, 0, at + 0.02, system, f).activity(activity))?;
+        self.kernel_mode(spec(PROVIDER, 2, at + 0.02, system, f).activity(activity))?;
         let f = fields![
             ("RequestObj", Val::Ptr(object)),
             ("RequestId", request_id),
@@ -102,18 +102,18 @@ impl Machine {
             ("Url", r.url),
             ("Status", 0u32),
         ];
-        self.kernel_mode(spec(PROVIDER, 3, 0, at + 0.05, system, f).activity(activity))?;
+        self.kernel_mode(spec(PROVIDER, 3, at + 0.05, system, f).activity(activity))?;
         let t = at + 0.05 + think;
         let last = fields![("RequestId", request_id)];
-        self.kernel_mode(spec(PROVIDER, 5, 0, t, worker, last).activity(request_activity(request_id, [0; 8])))?;
+        self.kernel_mode(spec(PROVIDER, 5, t, worker, last).activity(request_activity(request_id, [0; 8])))?;
         let f = ids
             .with("StatusCode", r.status)
             .with("Verb", r.verb)
             .with("HeaderLength", 165u32)
             .with("EntityChunkCount", 1u16);
-        self.kernel_mode(spec(PROVIDER, 4, 0, t + 0.025, worker, f.with("CachePolicy", 0u32)).activity(activity))?;
+        self.kernel_mode(spec(PROVIDER, 4, t + 0.025, worker, f.with("CachePolicy", 0u32)).activity(activity))?;
         let f = fields![("RequestId", request_id), ("HttpStatus", r.status)];
-        self.kernel_mode(spec(PROVIDER, 10, 0, t + 0.045, worker, f).activity(activity))?;
+        self.kernel_mode(spec(PROVIDER, 10, t + 0.045, worker, f).activity(activity))?;
         Ok(t + 0.045)
     }
 }

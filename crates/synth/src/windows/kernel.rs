@@ -118,6 +118,6 @@ impl Machine {
             (false, _) => flow.opcode(op),
         };
         let id = if flow.udp && flow.remote.is_ipv6() { id + 16 } else { id };
-        self.kernel_mode(spec("Microsoft-Windows-Kernel-Network", u16::from(id), 0, at, th, flow.fields(op, size)))
+        self.kernel_mode(spec("Microsoft-Windows-Kernel-Network", u16::from(id), at, th, flow.fields(op, size)))
     }
 }

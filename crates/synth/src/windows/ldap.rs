@@ -30,6 +30,6 @@ impl Machine {
             ("AttributeList", attributes.join(",")),
             ("ProcessId", th.0),
         ];
-        self.user(spec("Microsoft-Windows-LDAP-Client", 30, 0, at, th, f))
+        self.user(spec("Microsoft-Windows-LDAP-Client", 30, at, th, f))
     }
 }

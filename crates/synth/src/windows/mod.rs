@@ -77,6 +77,8 @@ pub struct Machine {
     /// WebIO counts the bytes of its sends (0 on builds before this was added).
     pub webio_send_sizes: bool,
     pointer_sizes: BTreeMap<u32, u8>,
+    /// The process a DNS lookup in progress is for.
+    dns_client: Option<u32>,
     next_port: u16,
     next_pool: u64,
     next_heap: u64,
@@ -103,6 +105,7 @@ impl Machine {
             dns_server: Ipv4Addr::new(192, 168, 1, 1),
             webio_send_sizes: true,
             pointer_sizes: BTreeMap::from([(4, 8)]),
+            dns_client: None,
             next_port: 50_412,
             next_pool: 0,
             next_heap: 0,
@@ -199,9 +202,10 @@ impl Machine {
     }
 }
 
-/// An event of `provider` at `at` on `th` with `fields`.
-pub(crate) fn spec(provider: &str, id: u16, version: u8, at: f64, th: Tid, fields: Fields) -> EventSpec {
-    EventSpec::new(provider, id, version).at(at).thread(th.0, th.1).fields(fields)
+/// Event `id` of `provider` at `at` on `th` with `fields`, in the newest
+/// version the machine's Windows build declares (what that build logs).
+pub(crate) fn spec(provider: &str, id: u16, at: f64, th: Tid, fields: Fields) -> EventSpec {
+    EventSpec::latest(provider, id).at(at).thread(th.0, th.1).fields(fields)
 }
 
 /// A GUID from its Windows byte layout.

@@ -51,7 +51,7 @@ impl Machine {
         f: Fields,
         stack: Option<&[u64]>,
     ) -> Result<(), SynthError> {
-        let mut s = spec(provider, id, 0, at, th, f);
+        let mut s = spec(provider, id, at, th, f);
         if let Some(frames) = stack {
             s = s.stack(frames);
         }

@@ -50,12 +50,32 @@ impl Tcb {
             .with("ProcessId", self.pid)
             .with("Compartment", COMPARTMENT)
             .with("Tcb", Val::Ptr(self.pointer))
+            .maybe("ProcessStartKey", process_start_key(self.pid))
+    }
+}
+
+/// The ProcessStartKey that versions 1 and later of TCPIP's connection
+/// events carry (Windows 10 2004 on): the boot's number in the top 16 bits,
+/// the process's sequence number below. Boot 3, and a sequence number
+/// derived from the process id, are choices.
+pub(crate) fn process_start_key(pid: u32) -> u64 {
+    (3 << 48) | (u64::from(pid) / 4 + 0x120)
+}
+
+impl Tcb {
+    fn rundown_fields(&self) -> crate::Fields {
+        self.addresses()
+            .with("Tcb", Val::Ptr(self.pointer))
+            .with("State", ESTABLISHED)
+            .with("Pid", self.pid)
+            .maybe("ProcessStartKey", process_start_key(self.pid))
+            .maybe("SendTrackerEnabled", 0u32)
     }
 }
 
 impl Machine {
     fn tcpip(&mut self, id: u16, at: f64, th: Tid, fields: crate::Fields) -> Result<(), crate::SynthError> {
-        self.kernel_mode(spec(PROVIDER, id, 0, at, th, fields))
+        self.kernel_mode(spec(PROVIDER, id, at, th, fields))
     }
 
     /// TcpRequestConnect (1002): on the thread that called connect.
@@ -96,8 +116,8 @@ impl Machine {
     }
 
     /// TcpDataTransferSend (1332): segments leave; logged from the ACK or timer
-    /// DPC. Version 1 (with `RcvWnd`) is a choice: the layouts do not say
-    /// which version Windows 10 logs.
+    /// DPC, in the build's newest version (1 in Windows 10, 3 in Windows 11
+    /// 22H2, which adds the pacing and congestion state).
     pub fn tcp_transmitted(&mut self, at: f64, th: Tid, tcb: &mut Tcb, bytes: u32) -> Result<(), crate::SynthError> {
         let f = fields![
             ("Tcb", Val::Ptr(tcb.pointer)),
@@ -109,9 +129,12 @@ impl Machine {
             ("RttVar", 4u32),
             ("RTO", 300u32),
             ("RcvWnd", 131_072u32),
-        ];
+        ]
+        .maybe("TcpState", ESTABLISHED)
+        .maybe("SndUna", tcb.snd_nxt)
+        .maybe("SndMax", tcb.snd_nxt.wrapping_add(bytes));
         tcb.snd_nxt = tcb.snd_nxt.wrapping_add(bytes);
-        self.kernel_mode(spec(PROVIDER, 1332, 1, at, th, f))
+        self.tcpip(1332, at, th, f)
     }
 
     /// TcpDataTransferReceive (1074): a segment arrived (DPC).
@@ -153,8 +176,7 @@ impl Machine {
     /// starts, logged by the recorder (its ids in the header), the owner in `Pid`.
     pub fn tcp_rundown(&mut self, at: f64, tcb: &Tcb) -> Result<(), crate::SynthError> {
         let recorder = self.synth.config().controller;
-        let f = tcb.addresses().with("Tcb", Val::Ptr(tcb.pointer)).with("State", ESTABLISHED).with("Pid", tcb.pid);
-        self.tcpip(1300, at, recorder, f)
+        self.tcpip(1300, at, recorder, tcb.rundown_fields())
     }
 
     /// InspectConnectWithNameResContext (1382): a connect by name (WinHTTP's

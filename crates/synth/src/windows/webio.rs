@@ -115,7 +115,7 @@ impl Exchange {
 
 impl Machine {
     fn webio(&mut self, id: u16, at: f64, th: Tid, id_of: Guid, f: crate::Fields) -> Result<(), crate::SynthError> {
-        self.user(spec(WEBIO, id, 0, at, th, f).activity(id_of))
+        self.user(spec(WEBIO, id, at, th, f).activity(id_of))
     }
 
     /// WinHttpOpen: SessionCreate (5), with the caller's stack.
@@ -130,7 +130,7 @@ impl Machine {
             ("Error", 0u32),
         ];
         let stack = self.user_stack(th.0, "winhttp.dll", 0x1_5a20)?;
-        self.user(spec(WEBIO, 5, 0, at, th, f).stack(&stack))?;
+        self.user(spec(WEBIO, 5, at, th, f).stack(&stack))?;
         Ok(session)
     }
 
@@ -172,7 +172,7 @@ impl Machine {
             ("Error", 0u32),
         ];
         let stack = self.user_stack(th.0, "winhttp.dll", 0x1_7c48)?;
-        self.user(spec(WEBIO, 17, 0, at, th, f).activity(r.create_activity).stack(&stack))?;
+        self.user(spec(WEBIO, 17, at, th, f).activity(r.create_activity).stack(&stack))?;
         Ok(r)
     }
 
@@ -188,15 +188,15 @@ impl Machine {
     ) -> Result<f64, crate::SynthError> {
         let f = fields![("Context", r.request + 0x40), ("EtwQueueActionType", WORK_ITEM)];
         let stack = self.user_stack(th.0, "winhttp.dll", 0x2_0b10)?;
-        self.user(spec(WINHTTP, 59996, 0, at, th, f.clone()).activity(r.create_activity).stack(&stack))?;
-        self.user(spec(WINHTTP, 59998, 0, at + 0.05, worker, f).activity(r.create_activity))?;
+        self.user(spec(WINHTTP, 59996, at, th, f.clone()).activity(r.create_activity).stack(&stack))?;
+        self.user(spec(WINHTTP, 59998, at + 0.05, worker, f).activity(r.create_activity))?;
         Ok(at + 0.05)
     }
 
     /// The work item's ThreadAction Stop on the worker.
     pub fn winhttp_work_done(&mut self, at: f64, worker: Tid, r: &WebRequest) -> Result<(), crate::SynthError> {
         let f = fields![("Context", r.request + 0x40), ("EtwQueueActionType", WORK_ITEM)];
-        self.user(spec(WINHTTP, 59997, 0, at, worker, f).activity(r.create_activity))
+        self.user(spec(WINHTTP, 59997, at, worker, f).activity(r.create_activity))
     }
 
     /// A new WebIO connection object of `pid` (not yet connected).
@@ -274,7 +274,9 @@ impl Machine {
     }
 
     /// ConnectionSocketConnect Start (200): the address as text, `ip:port`
-    /// or `[ip]:port`, 8-bit with its NUL (a choice: the layout gives bytes).
+    /// or `[ip]:port`: the manifest's UnicodeString of AddressLength
+    /// characters (a choice: the manifest does not say whether the count
+    /// includes a NUL; it does not here).
     fn winhttp_connect_start(
         &mut self,
         at: f64,
@@ -283,8 +285,7 @@ impl Machine {
         c: &WebConnection,
         (remote, remaining): (SocketAddr, u64),
     ) -> Result<(), crate::SynthError> {
-        let mut text = remote.to_string().into_bytes();
-        text.push(0);
+        let text = remote.to_string();
         let f = fields![
             ("Connection", c.connection),
             ("SocketHandle", c.socket_handle),
@@ -386,7 +387,7 @@ impl Machine {
         (head, body): (&str, u32),
         counted: bool,
     ) -> Result<f64, crate::SynthError> {
-        let f = fields![("Request", r.request), ("Headers", head.as_bytes().to_vec())];
+        let f = fields![("Request", r.request), ("Headers", head)];
         self.webio(100, at, th, r.activity, f)?;
         let bytes = head.len() as u32 + body;
         let io = fields![
@@ -396,7 +397,9 @@ impl Machine {
             ("Buffer", c.context + 0x400),
             ("Context", c.context + 0x10),
             ("Error", 0u32),
-        ];
+        ]
+        // Windows 11's version 1 states the buffer's size.
+        .maybe("BufferLength", u64::from(bytes));
         self.webio(213, at + 0.02, th, r.activity, io.clone().with("Information", 0u64))?;
         let mut tcp = c.tcp.take().expect("a connected WebIO connection");
         let sent = self.tcp_send(at + 0.04, th, &mut tcp, Self::wire(c, bytes));
@@ -425,7 +428,8 @@ impl Machine {
             ("Buffer", c.context + 0x8400),
             ("Context", c.context + 0x20),
             ("Error", 0u32),
-        ];
+        ]
+        .maybe("BufferLength", u64::from(RECEIVE_CHUNK));
         self.webio(215, at, post, r.activity, io.clone().with("Information", 0u64))?;
         let wire = Self::wire(c, bytes);
         let mut tcp = c.tcp.take().expect("a connected WebIO connection");
@@ -435,7 +439,7 @@ impl Machine {
         let done = arrived? + 0.05;
         self.webio(216, done, completion, r.activity, io.with("Information", u64::from(bytes)))?;
         if let Some(head) = head {
-            let f = fields![("Request", r.request), ("Headers", head.as_bytes().to_vec())];
+            let f = fields![("Request", r.request), ("Headers", head)];
             self.webio(101, done + 0.01, completion, r.activity, f)?;
         }
         Ok(done + 0.02)

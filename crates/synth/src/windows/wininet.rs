@@ -36,16 +36,8 @@ pub struct InetRequest {
 }
 
 impl Machine {
-    fn inet(
-        &mut self,
-        id: u16,
-        version: u8,
-        at: f64,
-        th: Tid,
-        r: &InetRequest,
-        f: crate::Fields,
-    ) -> Result<(), crate::SynthError> {
-        self.user(spec(PROVIDER, id, version, at, th, f).activity(r.activity))
+    fn inet(&mut self, id: u16, at: f64, th: Tid, r: &InetRequest, f: crate::Fields) -> Result<(), crate::SynthError> {
+        self.user(spec(PROVIDER, id, at, th, f).activity(r.activity))
     }
 
     /// A WinINet handle value of the handle table.
@@ -70,7 +62,8 @@ impl Machine {
             server: server.to_string(),
             port,
             activity: activity((counter << 32) | handle, 0x6a1d_0000_0000_0000 | u64::from(th.0)),
-            context: 0x0000_7ff6_2000_0000 | handle,
+            // The app's context value: a pointer of the app's width.
+            context: if self.pointer_size(th.0) == 4 { 0x2000_0000 | handle } else { 0x0000_7ff6_2000_0000 | handle },
         };
         let secure = if port == 443 { 0x0080_0000u32 } else { 0 };
         let f = fields![
@@ -84,14 +77,14 @@ impl Machine {
             ("Flags", 0x8440_0000u32 | secure),
         ];
         let stack = self.user_stack(th.0, "wininet.dll", 0x3_1e70)?;
-        self.user(spec(PROVIDER, 104, 0, at, th, f).activity(r.activity).stack(&stack))?;
+        self.user(spec(PROVIDER, 104, at, th, f).activity(r.activity).stack(&stack))?;
         let f = fields![
             ("ConnectionHandle", Val::Ptr(handle)),
             ("ServerName", server),
             ("ServerPort", u32::from(port)),
             ("Service", "HTTP"),
         ];
-        self.inet(108, 0, at + 0.01, th, &r, f)?;
+        self.inet(108, at + 0.01, th, &r, f)?;
         Ok(r)
     }
 
@@ -104,10 +97,10 @@ impl Machine {
         url: &str,
     ) -> Result<(), crate::SynthError> {
         let f = fields![("HINTERNET", Val::Ptr(r.handle)), ("Context", r.context)];
-        self.inet(200, 1, at, th, r, f)?;
+        self.inet(200, at, th, r, f)?;
         let f = fields![("Request", Val::Ptr(r.handle)), ("AddressName", url)];
         let stack = self.user_stack(th.0, "wininet.dll", 0x3_4410)?;
-        self.user(spec(PROVIDER, 1007, 0, at + 0.01, th, f).activity(r.activity).stack(&stack))
+        self.user(spec(PROVIDER, 1007, at + 0.01, th, f).activity(r.activity).stack(&stack))
     }
 
     /// The lookup: 304, DNS-Client's events (sharing the activity) unless
@@ -122,7 +115,7 @@ impl Machine {
         dnscache: Option<Tid>,
     ) -> Result<f64, crate::SynthError> {
         let f = fields![("HostName", r.server.as_str()), ("RequestHandle", Val::Ptr(r.handle))];
-        self.inet(304, 0, at, th, r, f)?;
+        self.inet(304, at, th, r, f)?;
         let mut t = at + 0.05;
         let mut list = String::new();
         for l in lookups {
@@ -134,7 +127,7 @@ impl Machine {
             }
         }
         let f = fields![("HostName", r.server.as_str()), ("RequestHandle", Val::Ptr(r.handle)), ("AddressList", list)];
-        self.inet(if dnscache.is_some() { 305 } else { 307 }, 0, t, th, r, f)?;
+        self.inet(if dnscache.is_some() { 305 } else { 307 }, t, th, r, f)?;
         Ok(t)
     }
 
@@ -147,7 +140,7 @@ impl Machine {
         r: &InetRequest,
         dial: &Dial,
     ) -> Result<(TcpConn, f64), crate::SynthError> {
-        self.inet(1045, 0, at, th, r, fields![("Request", Val::Ptr(r.handle))])?;
+        self.inet(1045, at, th, r, fields![("Request", Val::Ptr(r.handle))])?;
         let mut c = self.tcp_connect(at + 0.05, th, dial)?;
         let mut t = at + 0.05 + dial.rtt + 0.1;
         let socket = self.handle();
@@ -158,14 +151,14 @@ impl Machine {
             ("LocalAddress", super::sockaddr(c.tcb.local)),
             ("RemoteAddress", super::sockaddr(c.tcb.remote)),
         ];
-        self.inet(1046, 1, t, th, r, f)?;
+        self.inet(1046, t, th, r, f)?;
         let f = fields![
             ("ServerName", r.server.as_str()),
             ("ConnectionHandle", Val::Ptr(r.connect_handle)),
             ("SocketHandle", Val::Ptr(socket)),
             ("LocalPort", u32::from(c.tcb.local.port())),
         ];
-        self.inet(301, 0, t + 0.01, th, r, f)?;
+        self.inet(301, t + 0.01, th, r, f)?;
         if r.port == 443 {
             t = self.tls_handshake(t + 0.05, th, &mut c, th)?;
         }
@@ -175,10 +168,9 @@ impl Machine {
     /// The connect phase when a kept-alive connection is reused: 1045 and
     /// 1046 with socket 0 and no addresses.
     pub fn wininet_reuse_connection(&mut self, at: f64, th: Tid, r: &InetRequest) -> Result<(), crate::SynthError> {
-        self.inet(1045, 0, at, th, r, fields![("Request", Val::Ptr(r.handle))])?;
+        self.inet(1045, at, th, r, fields![("Request", Val::Ptr(r.handle))])?;
         self.inet(
             1046,
-            1,
             at + 0.02,
             th,
             r,
@@ -196,9 +188,9 @@ impl Machine {
         c: &mut TcpConn,
         (head, body): (u32, u32),
     ) -> Result<f64, crate::SynthError> {
-        self.inet(1031, 0, at, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", head)])?;
+        self.inet(1031, at, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", head)])?;
         if body > 0 {
-            self.inet(1033, 0, at + 0.01, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", body)])?;
+            self.inet(1033, at + 0.01, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", body)])?;
         }
         let overhead = if r.port == 443 { 22 } else { 0 };
         self.tcp_send(at + 0.02, th, c, head + body + overhead)
@@ -219,7 +211,7 @@ impl Machine {
             t = self.tcp_receive(at, c, head + overhead, th)? + 0.05;
         }
         let f = fields![("Request", Val::Ptr(r.handle)), ("StatusLine", status_line)];
-        self.inet(1008, 0, t, th, r, f)?;
+        self.inet(1008, t, th, r, f)?;
         Ok(t)
     }
 
@@ -238,7 +230,7 @@ impl Machine {
             let overhead = if r.port == 443 { 22 } else { 0 };
             t = self.tcp_receive(at, c, bytes + overhead, th)? + 0.05;
         }
-        self.inet(1037, 0, t, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", bytes)])?;
+        self.inet(1037, t, th, r, fields![("Request", Val::Ptr(r.handle)), ("Size", bytes)])?;
         Ok(t)
     }
 
@@ -255,23 +247,23 @@ impl Machine {
         // HTTP/2 frame header (9) and a TLS record per frame.
         let t = self.tcp_receive(at, c, bytes + 9 + 22, th)? + 0.05;
         let f = fields![("RequestHandle", Val::Ptr(r.handle)), ("StreamId", stream), ("Size", bytes), ("Headers", 0u8)];
-        self.inet(1064, 0, t, th, r, f)?;
-        self.inet(1037, 0, t + 0.02, th, r, fields![("Request", Val::Ptr(0)), ("Size", bytes)])?;
+        self.inet(1064, t, th, r, f)?;
+        self.inet(1037, t + 0.02, th, r, fields![("Request", Val::Ptr(0)), ("Size", bytes)])?;
         Ok(t + 0.02)
     }
 
     /// PreNet_CacheHit (1017): the response comes from the WinINet cache.
     pub fn wininet_cache_hit(&mut self, at: f64, th: Tid, r: &InetRequest) -> Result<(), crate::SynthError> {
-        self.inet(1017, 0, at, th, r, fields![("Request", Val::Ptr(r.handle))])
+        self.inet(1017, at, th, r, fields![("Request", Val::Ptr(r.handle))])
     }
 
     /// Wininet_Redirect (1049): WinINet follows the response's Location.
     pub fn wininet_redirect(&mut self, at: f64, th: Tid, r: &InetRequest, url: &str) -> Result<(), crate::SynthError> {
-        self.inet(1049, 0, at, th, r, fields![("Request", Val::Ptr(r.handle)), ("AddressName", url)])
+        self.inet(1049, at, th, r, fields![("Request", Val::Ptr(r.handle)), ("AddressName", url)])
     }
 
     /// InternetCloseHandle of the request (105).
     pub fn wininet_close(&mut self, at: f64, th: Tid, r: &InetRequest) -> Result<(), crate::SynthError> {
-        self.inet(105, 0, at, th, r, fields![("HINTERNET", Val::Ptr(r.handle))])
+        self.inet(105, at, th, r, fields![("HINTERNET", Val::Ptr(r.handle))])
     }
 }
