@@ -113,19 +113,19 @@ impl Network {
                 self.thread_lifetime(&head, &e);
                 self.processes.apply(head.time, e);
             }
-            Body::KernelNet(e) => self.on_kernel_net(&head, e),
-            Body::Tcpip(e) => self.on_tcpip(&head, e),
-            Body::Afd(e) => self.on_afd(&head, e),
-            Body::DnsClient(e) => self.on_dns_client(&head, e),
-            Body::NameRes(e) => self.on_nameres(&head, e),
-            Body::WinInet(e) => self.on_wininet(&head, e),
-            Body::WebIo(e) => self.on_webio(&head, e),
-            Body::HttpSys(e) => self.on_httpsys(&head, e),
-            Body::Ldap(e) => self.on_ldap(&head, e),
-            Body::UrlMon(e) => self.on_urlmon(&head, e),
-            Body::ThreadPool(e) => self.on_threadpool(&head, e),
-            Body::Action(e) => self.on_winhttp_action(&head, e),
-            Body::Office(e) => self.on_office(&head, e),
+            Body::KernelNet(e) => self.connections.apply_kernel_net(&head, e),
+            Body::Tcpip(e) => self.connections.apply_tcpip(&head, e, &self.pools, &mut self.dns, &mut self.webio),
+            Body::Afd(e) => self.sockets.apply_afd(&head, e, &self.pools, &mut self.ldap),
+            Body::DnsClient(e) => self.dns_client.apply(&head, e, &mut self.dns),
+            Body::NameRes(e) => self.nameres.apply(&head, e, &mut self.dns),
+            Body::WinInet(e) => self.wininet.apply(&head, e, &self.pools, &mut self.dns),
+            Body::WebIo(e) => self.webio.apply(&head, e, &self.pools, &mut self.dns),
+            Body::HttpSys(e) => self.http_server.apply(&head, e),
+            Body::Ldap(e) => self.ldap.apply(&head, e, &self.pools),
+            Body::UrlMon(e) => self.urlmon.apply(&head, e),
+            Body::ThreadPool(e) => self.pools.apply_threadpool(&head, e),
+            Body::Action(e) => self.pools.apply_winhttp_action(&head, e),
+            Body::Office(e) => self.office.apply(&head, e, &mut self.pools),
             Body::App(e) => self.apps.apply(&head, e),
         }
     }

@@ -11,8 +11,11 @@
 
 use crate::address::Endpoint;
 use crate::event::{Head, Props};
-use crate::model::Network;
-use crate::winsock::{SockId, SockOrigin, Socket};
+use crate::pools::Pools;
+use crate::providers::ldap::Ldap;
+use crate::report::{Gatherer, Layer, RequestRow};
+use crate::winsock::{SockId, SockOrigin, Socket, Sockets};
+use crate::{errors, services};
 
 /// Send locations whose bytes were already counted by another event.
 const DOUBLE_COUNTED_SENDS: [u32; 2] = [3073, 3024];
@@ -83,8 +86,10 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
     })
 }
 
-impl Network {
-    pub(crate) fn on_afd(&mut self, head: &Head, e: Event) {
+impl Sockets {
+    /// Winsock's sockets (AFD): created, bound, connected, sent on, closed;
+    /// a socket used on a thread with a pending LDAP search carried it.
+    pub(crate) fn apply_afd(&mut self, head: &Head, e: Event, pools: &Pools, ldap: &mut Ldap) {
         let t = head.time;
         let header_pid = Head::known(head.pid);
         // A completion can be logged on a thread of another process: the
@@ -95,22 +100,20 @@ impl Network {
             // The create runs in the creating process: payload, else header.
             let pid = pid.or(Head::known(head.pid));
             if let Some(pid) = pid {
-                self.sockets.learn_pid(e.process, pid);
+                self.learn_pid(e.process, pid);
             }
-            let id = match self.sockets.open(e.process, e.endpoint) {
+            let id = match self.open(e.process, e.endpoint) {
                 // The exit half of the create pair.
-                Some(id) if self.sockets.get(id).origin == SockOrigin::Created && self.sockets.get(id).created == t => {
-                    id
-                }
-                Some(id) if e.exit && self.sockets.get(id).origin == SockOrigin::Created => id,
+                Some(id) if self.get(id).origin == SockOrigin::Created && self.get(id).created == t => id,
+                Some(id) if e.exit && self.get(id).origin == SockOrigin::Created => id,
                 Some(old) => {
-                    self.sockets.close(old, t, None);
+                    self.close(old, t, None);
                     self.new_socket(SockOrigin::Created, &e, t, pid)
                 }
                 None => self.new_socket(SockOrigin::Created, &e, t, pid),
             };
-            let origin = self.pools.origin(head);
-            let s = self.sockets.get_mut(id);
+            let origin = pools.origin(head);
+            let s = self.get_mut(id);
             if s.started_by.is_none() {
                 s.started_by = Some(origin);
             }
@@ -124,35 +127,35 @@ impl Network {
             }
             return;
         }
-        let id = match (&e.kind, self.sockets.open(e.process, e.endpoint)) {
+        let id = match (&e.kind, self.open(e.process, e.endpoint)) {
             (_, Some(id)) => id,
             // A close or abort of a socket never seen: nothing to rebuild.
             (Kind::Close | Kind::Abort, None) => return,
             (_, None) => {
-                let pid = self.sockets.pid_of(e.process).or(Head::known(head.pid));
+                let pid = self.pid_of(e.process).or(Head::known(head.pid));
                 self.new_socket(SockOrigin::Restored, &e, t, pid)
             }
         };
         if let Some(status) = e.status {
-            self.sockets.get_mut(id).status = Some(status);
+            self.get_mut(id).status = Some(status);
         }
         match e.kind {
             Kind::Create { .. } => {}
             Kind::Close => {
-                if e.exit || self.sockets.get(id).closed.is_none() {
-                    let tid = tid_of(self.sockets.get(id));
-                    self.sockets.close(id, t, tid);
+                if e.exit || self.get(id).closed.is_none() {
+                    let tid = tid_of(self.get(id));
+                    self.close(id, t, tid);
                 }
             }
             Kind::Bind { address } => {
                 if let Some(a) = address {
-                    self.sockets.set_local(id, a);
+                    self.set_local(id, a);
                 }
-                let s = self.sockets.get_mut(id);
+                let s = self.get_mut(id);
                 s.used_by(tid_of(s), t);
             }
             Kind::Connect { address, ex } => {
-                let s = self.sockets.get_mut(id);
+                let s = self.get_mut(id);
                 if let Some(a) = address.filter(|a| !a.is_empty()) {
                     s.remote = Some(a);
                 }
@@ -161,23 +164,23 @@ impl Network {
                 s.connect_tid = s.connect_tid.or(tid);
                 s.connect_ex |= ex;
                 s.used_by(tid, t);
-                self.ldap_socket_used(head, id);
+                ldap.socket_used(head, id, self.get(id).pid);
             }
             Kind::Accept { address, accepted } => {
-                let listener_local = self.sockets.get(id).local;
-                let accepted_id = match self.sockets.open(e.process, accepted) {
+                let listener_local = self.get(id).local;
+                let accepted_id = match self.open(e.process, accepted) {
                     Some(a) => a,
                     None => {
-                        let pid = self.sockets.get(id).pid;
+                        let pid = self.get(id).pid;
                         let mut s = Socket::new(SockOrigin::Accepted, e.process, accepted, t);
                         s.pid = pid;
-                        self.sockets.add(s)
+                        self.add(s)
                     }
                 };
                 if let Some(local) = listener_local {
-                    self.sockets.set_local(accepted_id, local);
+                    self.set_local(accepted_id, local);
                 }
-                let s = self.sockets.get_mut(accepted_id);
+                let s = self.get_mut(accepted_id);
                 s.origin = SockOrigin::Accepted;
                 if let Some(a) = address {
                     s.remote = Some(a);
@@ -187,7 +190,7 @@ impl Network {
                 s.used_by(tid, t);
             }
             Kind::Transfer { sent, bytes } => {
-                let s = self.sockets.get_mut(id);
+                let s = self.get_mut(id);
                 s.used_by(tid_of(s), t);
                 if !e.exit || (sent && DOUBLE_COUNTED_SENDS.contains(&e.location)) {
                     return;
@@ -198,14 +201,14 @@ impl Network {
                     s.received += bytes;
                 }
                 if sent {
-                    self.ldap_socket_used(head, id);
+                    ldap.socket_used(head, id, self.get(id).pid);
                 }
             }
             Kind::Datagram { sent, bytes, peer } => {
                 // Sends are counted as they are posted (enter), receives as
                 // they complete (exit), where the size is known.
                 let counted = if sent { !e.exit } else { e.exit };
-                let s = self.sockets.get_mut(id);
+                let s = self.get_mut(id);
                 let tid = tid_of(s);
                 s.used_by(tid, t);
                 if let (true, Some(peer)) = (counted, peer) {
@@ -223,11 +226,11 @@ impl Network {
                     }
                 }
                 if sent {
-                    self.ldap_socket_used(head, id);
+                    ldap.socket_used(head, id, self.get(id).pid);
                 }
             }
             Kind::Abort => {
-                let s = self.sockets.get_mut(id);
+                let s = self.get_mut(id);
                 s.used_by(tid_of(s), t);
             }
         }
@@ -236,6 +239,89 @@ impl Network {
     fn new_socket(&mut self, origin: SockOrigin, e: &Event, t: crate::event::Time, pid: Option<u32>) -> SockId {
         let mut s = Socket::new(origin, e.process, e.endpoint, t);
         s.pid = pid;
-        self.sockets.add(s)
+        self.add(s)
+    }
+}
+
+/// Winsock sockets as request rows.
+impl Gatherer<'_> {
+    pub(crate) fn winsock_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for (id, s) in net.sockets.iter() {
+            if s.inert || self.sock_claimed[id] {
+                continue;
+            }
+            let conn = self.sock_conn[id];
+            if conn.is_some_and(|c| self.claimed[c].is_some()) {
+                continue;
+            }
+            let ldap = self.ldap_sockets[id];
+            let process = self.process(s.pid, s.created);
+            let status = s.status.map(errors::ntstatus);
+            let error = s.status.filter(|&st| st >= 0xC000_0000).map(errors::ntstatus);
+            if s.is_datagram() && !s.peers.is_empty() {
+                for p in &s.peers {
+                    let conn = self.peer_connection(s, &p.remote, (p.first, p.last));
+                    self.claim(conn, Layer::Winsock);
+                    let (server, alt_names) = self.names(None, Some(&p.remote.address));
+                    out.push(RequestRow {
+                        process: process.clone(),
+                        pid: s.pid,
+                        threads: p.threads.clone(),
+                        protocol: Some(s.ip_protocol().to_string()),
+                        server,
+                        alt_names,
+                        ip: Some(p.remote.address),
+                        port: Some(p.remote.port),
+                        service: if ldap { Some("CLDAP") } else { services::udp(p.remote.port) }.map(str::to_string),
+                        network: p.remote.address.class(),
+                        status: status.clone(),
+                        bytes_sent: Some(p.sent),
+                        bytes_received: Some(p.received),
+                        end: Some(p.last),
+                        error: error.clone(),
+                        local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
+                        connection: conn,
+                        started_by: self.started_by([s.started_by.as_ref()], conn),
+                        ..RequestRow::new(Layer::Winsock, p.first)
+                    });
+                }
+                continue;
+            }
+            // A socket that never had a peer (a listener, a bind-only socket) is not a request.
+            let Some(remote) = s.remote else { continue };
+            self.claim(conn, Layer::Winsock);
+            let (server, alt_names) = self.names(None, Some(&remote.address));
+            let service = if ldap {
+                Some("LDAP")
+            } else if s.ip_protocol() == "UDP" {
+                services::udp(remote.port)
+            } else {
+                services::tcp(remote.port)
+            };
+            out.push(RequestRow {
+                process,
+                pid: s.pid,
+                threads: s.threads.clone(),
+                protocol: Some(s.ip_protocol().to_string()),
+                server,
+                alt_names,
+                ip: Some(remote.address),
+                port: Some(remote.port),
+                service: service.map(str::to_string),
+                network: remote.address.class(),
+                status,
+                bytes_sent: Some(s.sent),
+                bytes_received: Some(s.received),
+                end: Some(s.closed.unwrap_or(net.trace_end)),
+                open_at_end: s.closed.is_none(),
+                error,
+                // The connection's local end, where the socket was bound to any address.
+                local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
+                connection: conn,
+                started_by: self.started_by([s.started_by.as_ref()], conn),
+                ..RequestRow::new(Layer::Winsock, s.created)
+            });
+        }
     }
 }

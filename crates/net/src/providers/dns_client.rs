@@ -5,9 +5,8 @@
 use nettrail_decode::fasthash::FastMap;
 
 use crate::address::Endpoint;
-use crate::dns::{Query, Resolver, SAME_LOOKUP, Server, parse_results};
+use crate::dns::{Dns, Query, Resolver, SAME_LOOKUP, Server, parse_results};
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -91,18 +90,19 @@ impl State {
     }
 }
 
-impl Network {
-    pub(crate) fn on_dns_client(&mut self, head: &Head, e: Event) {
+impl State {
+    /// The DNS Client service's lookups, cache hits and servers, reported to `dns`.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, dns: &mut Dns) {
         let pid = Head::known(head.pid);
         let t = head.time;
         match e {
             Event::Start { name, record_type } => {
-                self.dns_client.started.insert((pid, name.to_ascii_lowercase(), record_type), (t, Vec::new()));
+                self.started.insert((pid, name.to_ascii_lowercase(), record_type), (t, Vec::new()));
             }
             Event::SentTo { name, server } => {
                 let server = server.trim_end_matches(';').to_string();
                 let lower = name.to_ascii_lowercase();
-                let asked = self.dns_client.servers_for.entry(lower).or_default();
+                let asked = self.servers_for.entry(lower).or_default();
                 asked.retain(|(at, _)| t - at < SAME_LOOKUP);
                 if !asked.iter().any(|(_, s)| *s == server) {
                     asked.push((t, server));
@@ -115,15 +115,14 @@ impl Network {
                 }
                 let hit = CacheHit { time: t, pid, tid: Head::known(head.tid), name, record_type, status, results };
                 let q = hit.query();
-                self.dns.learn(&q.name, q.aliases.first().map(String::as_str), &q.answers);
-                if let Some(old) = self.dns_client.cache_hits.insert((hit.name.to_ascii_lowercase(), record_type), hit)
-                {
-                    self.dns.report(old.query());
+                dns.learn(&q.name, q.aliases.first().map(String::as_str), &q.answers);
+                if let Some(old) = self.cache_hits.insert((hit.name.to_ascii_lowercase(), record_type), hit) {
+                    dns.report(old.query());
                 }
             }
             Event::Complete { name, record_type, status, results, cached: false } => {
                 let lower = name.to_ascii_lowercase();
-                let started = self.dns_client.started.remove(&(pid, lower.clone(), record_type));
+                let started = self.started.remove(&(pid, lower.clone(), record_type));
                 let (start, mut servers) = started.unwrap_or((t, Vec::new()));
                 let mut q = Query::new(Resolver::DnsClient, name, start);
                 q.end = Some(t);
@@ -137,20 +136,20 @@ impl Network {
                 }
                 let recent = |at: Time| at >= start.min(t - SAME_LOOKUP) && at <= t;
                 let key = (lower.clone(), record_type);
-                if self.dns_client.cache_hits.get(&key).is_some_and(|h| recent(h.time)) {
-                    self.dns_client.cache_hits.remove(&key);
+                if self.cache_hits.get(&key).is_some_and(|h| recent(h.time)) {
+                    self.cache_hits.remove(&key);
                     q.cached = true;
                 }
-                for (at, server) in self.dns_client.servers_for.get(&lower).into_iter().flatten() {
+                for (at, server) in self.servers_for.get(&lower).into_iter().flatten() {
                     if recent(*at) && !servers.contains(server) {
                         servers.push(server.clone());
                     }
                 }
                 q.servers = servers;
-                self.dns.report(q);
+                dns.report(q);
             }
             Event::ServerForInterface { interface, index, address } => {
-                self.dns.add_server(Server { time: t, interface, index, address });
+                dns.add_server(Server { time: t, interface, index, address });
             }
         }
     }

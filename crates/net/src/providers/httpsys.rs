@@ -14,8 +14,13 @@ use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::Guid;
 
 use crate::address::Endpoint;
+use crate::errors;
 use crate::event::{Head, Props, Time};
+use crate::model::Activities;
+#[cfg(test)]
 use crate::model::Network;
+use crate::processes::Processes;
+use crate::report::ServerRow;
 
 #[derive(Clone, Debug, Default)]
 pub struct ServerRequest {
@@ -154,10 +159,10 @@ impl HttpServer {
     }
 }
 
-impl Network {
-    pub(crate) fn on_httpsys(&mut self, head: &Head, e: Event) {
+impl HttpServer {
+    pub(crate) fn apply(&mut self, head: &Head, e: Event) {
         let t = head.time;
-        let s = &mut self.http_server;
+        let s = self;
         match e {
             Event::ConnectionCreated { object, local, remote } => {
                 s.connections.insert(object, (local, remote));
@@ -224,6 +229,35 @@ impl Network {
     }
 }
 
+impl HttpServer {
+    /// The table of server requests; the worker process's name from
+    /// `processes`, the events of each request's activity from `activities`.
+    pub(crate) fn rows(&self, processes: &Processes, activities: &Activities) -> Vec<ServerRow> {
+        self.requests
+            .iter()
+            .map(|r| ServerRow {
+                request_id: r.request_id,
+                connection_id: r.connection_id,
+                verb: r.verb.clone(),
+                url: r.url.clone(),
+                status: r.status,
+                bytes_sent: r.bytes_sent,
+                client: r.client,
+                server: r.server,
+                site: r.site,
+                queue: r.queue.clone(),
+                process: r.worker_pid.and_then(|pid| processes.name(pid, r.received)).map(str::to_string),
+                pid: r.worker_pid,
+                start: r.received,
+                end: r.last,
+                error: r.error.map(errors::ntstatus),
+                activity: (!r.activity.is_zero()).then_some(r.activity),
+                activity_events: activities.get(&r.activity).map(|a| a.events),
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,8 +284,8 @@ mod tests {
             queue: Some("DefaultAppPool".into()),
             url: Some("http://server:80/a".into()),
         };
-        net.on_httpsys(&head(100, 4), delivered);
-        net.on_httpsys(
+        net.http_server.apply(&head(100, 4), delivered);
+        net.http_server.apply(
             &head(150, 4400),
             Event::Response { request: 0x42, connection: Some(7), status: Some(200), verb: Some("GET".into()) },
         );

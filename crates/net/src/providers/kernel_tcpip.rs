@@ -12,8 +12,7 @@
 
 use crate::address::{Address, Endpoint};
 use crate::event::{Head, Props};
-use crate::model::Network;
-use crate::transport::{Connection, Ending, Origin, Transport};
+use crate::transport::{Connection, Connections, Ending, Origin, Transport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
@@ -93,17 +92,18 @@ pub(crate) fn extract(transport_hint: Option<Transport>, code: u16, props: &Prop
     Some(Event { transport, op, pid, size, local, remote })
 }
 
-impl Network {
-    pub(crate) fn on_kernel_net(&mut self, head: &Head, e: Event) {
+impl Connections {
+    /// Kernel-Network's TCP and UDP transfers, connects and disconnects.
+    pub(crate) fn apply_kernel_net(&mut self, head: &Head, e: Event) {
         let t = head.time;
-        let existing = self.connections.by_flow(e.transport, e.local, e.remote);
+        let existing = self.by_flow(e.transport, e.local, e.remote);
         let id = match (e.op, existing) {
             (Op::Copy, _) => return,
-            (Op::Connect | Op::Accept, Some(id)) if self.connections.get(id).is_open() => {
-                let c = self.connections.get(id);
+            (Op::Connect | Op::Accept, Some(id)) if self.get(id).is_open() => {
+                let c = self.get(id);
                 if c.connected.is_some() && c.pointer.is_none() {
                     // A second connect on an open 5-tuple: the previous close was lost.
-                    self.connections.get_mut(id).close(t, Ending::Abandoned);
+                    self.get_mut(id).close(t, Ending::Abandoned);
                     self.new_kernel_connection(&e, t)
                 } else {
                     id
@@ -117,10 +117,10 @@ impl Network {
                 let mut c = Connection::new(e.transport, Origin::Inferred, t);
                 c.local = Some(e.local);
                 c.remote = Some(e.remote);
-                self.connections.add(c)
+                self.add(c)
             }
         };
-        let c = self.connections.get_mut(id);
+        let c = self.get_mut(id);
         c.set_pid(e.pid, true);
         c.touch(t);
         match e.op {
@@ -141,6 +141,6 @@ impl Network {
         let mut c = Connection::new(e.transport, origin, t);
         c.local = Some(e.local);
         c.remote = Some(e.remote);
-        self.connections.add(c)
+        self.add(c)
     }
 }

@@ -10,7 +10,8 @@
 use nettrail_decode::fasthash::FastMap;
 
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
+use crate::pools::Pools;
+use crate::report::{Gatherer, Layer, RequestRow, push_unique};
 use crate::winsock::SockId;
 
 #[derive(Clone, Debug, Default)]
@@ -78,12 +79,13 @@ pub struct Ldap {
     pending: FastMap<(Option<u32>, u32), usize>,
 }
 
-impl Network {
-    pub(crate) fn on_ldap(&mut self, head: &Head, e: Event) {
+impl Ldap {
+    /// A search: pending until the socket it goes out on is used on its thread.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, pools: &Pools) {
         let pid = e.pid.or(Head::known(head.pid));
         let tid = Head::known(head.tid);
-        let origin = Some(self.pools.origin(head));
-        let l = &mut self.ldap;
+        let origin = Some(pools.origin(head));
+        let l = self;
         let i = l.operations.len();
         l.operations.push(Operation {
             pid,
@@ -102,18 +104,62 @@ impl Network {
         }
     }
 
-    /// A socket connected or sent on this thread: the pending operation went out on it.
-    pub(crate) fn ldap_socket_used(&mut self, head: &Head, socket: SockId) {
-        if self.ldap.pending.is_empty() {
+    /// A socket of process `pid` connected or sent on this thread: the
+    /// pending operation went out on it.
+    pub(crate) fn socket_used(&mut self, head: &Head, socket: SockId, pid: Option<u32>) {
+        if self.pending.is_empty() {
             return;
         }
         let Some(tid) = Head::known(head.tid) else { return };
-        let pid = self.sockets.get(socket).pid;
-        if let Some(i) = self.ldap.pending.remove(&(pid, tid)) {
-            let op = &mut self.ldap.operations[i];
+        if let Some(i) = self.pending.remove(&(pid, tid)) {
+            let op = &mut self.operations[i];
             if head.time.saturating_sub(op.time) <= ADJACENT {
                 op.socket = Some(socket);
             }
+        }
+    }
+}
+
+/// LDAP operations as request rows.
+impl Gatherer<'_> {
+    pub(crate) fn ldap_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for op in &net.ldap.operations {
+            let socket = op.socket.map(|s| net.sockets.get(s));
+            let remote = socket
+                .and_then(|s| s.remote)
+                .or_else(|| op.socket.and_then(|s| self.sock_conn[s]).and_then(|c| net.connections.get(c).remote));
+            let (server, alt_names) = self.names(None, remote.as_ref().map(|e| &e.address));
+            let host = match (server.as_deref(), remote) {
+                (Some(name), Some(r)) => Some(format!("{name}:{}", r.port)),
+                (None, Some(r)) => Some(r.to_string()),
+                (name, None) => name.map(str::to_string),
+            };
+            let mut threads = Vec::new();
+            push_unique(&mut threads, op.tid);
+            out.push(RequestRow {
+                process: self.process(op.pid, op.time),
+                pid: op.pid,
+                threads,
+                protocol: Some(
+                    if remote.is_some_and(|r| matches!(r.port, 636 | 3269)) { "LDAPS" } else { "LDAP" }.to_string(),
+                ),
+                method: Some(op.kind.to_string()),
+                url: Some(op.url(host.as_deref())),
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port),
+                service: Some("LDAP".to_string()),
+                network: remote.and_then(|e| e.address.class()),
+                local: socket.and_then(|s| s.local),
+                connection: op.socket.and_then(|s| self.sock_conn[s]),
+                started_by: self.started_by(
+                    [op.started_by.as_ref(), socket.and_then(|s| s.started_by.as_ref())],
+                    op.socket.and_then(|s| self.sock_conn[s]),
+                ),
+                ..RequestRow::new(Layer::Ldap, op.time)
+            });
         }
     }
 }

@@ -5,9 +5,9 @@
 use nettrail_decode::fasthash::FastMap;
 
 use crate::address::Address;
+use crate::dns::Dns;
 use crate::dns::{Query, Resolver, parse_results};
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -33,15 +33,16 @@ pub(crate) struct State {
     started: FastMap<(Option<u32>, Option<u32>, String), Time>,
 }
 
-impl Network {
-    pub(crate) fn on_nameres(&mut self, head: &Head, e: Event) {
+impl State {
+    /// getaddrinfo's calls: each a lookup reported to `dns`.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, dns: &mut Dns) {
         let (pid, tid) = (Head::known(head.pid), Head::known(head.tid));
         match e {
             Event::Start { name } => {
-                self.nameres.started.insert((pid, tid, name.to_ascii_lowercase()), head.time);
+                self.started.insert((pid, tid, name.to_ascii_lowercase()), head.time);
             }
             Event::Stop { name, status, result } => {
-                let start = self.nameres.started.remove(&(pid, tid, name.to_ascii_lowercase())).unwrap_or(head.time);
+                let start = self.started.remove(&(pid, tid, name.to_ascii_lowercase())).unwrap_or(head.time);
                 let mut q = Query::new(Resolver::GetAddrInfo, name, start);
                 q.end = Some(head.time);
                 q.pid = pid;
@@ -51,7 +52,7 @@ impl Network {
                 if let Some(result) = result {
                     (q.answers, q.aliases) = parse_results(&result);
                 }
-                self.dns.report(q);
+                dns.report(q);
             }
         }
     }

@@ -14,7 +14,7 @@
 use nettrail_decode::fasthash::FastMap;
 
 use crate::event::{Head, Props};
-use crate::model::Network;
+use crate::pools::Pools;
 use crate::pools::{ItemId, PoolKind};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,11 +139,11 @@ pub(crate) struct Office {
     executing: FastMap<u32, ItemId>,
 }
 
-impl Network {
-    pub(crate) fn on_office(&mut self, head: &Head, e: Event) {
+impl Office {
+    /// Office's pools, queues and idle tasks: work it hands to `pools`.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, pools: &mut Pools) {
         let (Some(pid), Some(tid)) = (Head::known(head.pid), Head::known(head.tid)) else { return };
-        let pools = &mut self.pools;
-        let o = &mut self.office;
+        let o = self;
         match e {
             Event::WorkerCreated { worker } => {
                 let id = pools.queue(PoolKind::OfficeThreadPool, head);

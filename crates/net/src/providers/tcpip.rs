@@ -9,9 +9,13 @@
 //! are trusted. Rundown events carry the recorder's PID in the header.
 
 use crate::address::Endpoint;
+use crate::dns::Dns;
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
-use crate::transport::{ConnId, Connection, Ending, Origin, Transport};
+use crate::pools::Pools;
+use crate::providers::webio::WebIo;
+use crate::report::{Gatherer, Layer, RequestRow, failure, push_unique, state};
+use crate::services;
+use crate::transport::{ConnId, Connection, Connections, Ending, Origin, Transport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -116,16 +120,20 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
 /// Events this soon after a record's close still describe its ending.
 const SAME_ENDING: Time = 10_000_000;
 
-impl Network {
-    pub(crate) fn on_tcpip(&mut self, head: &Head, e: Event) {
+impl Connections {
+    /// TCPIP's connections (TCBs) and UDP endpoints. A send or receive
+    /// posted on a thread in the middle of a WebIO transfer names that
+    /// transfer's TCB and bytes to `webio`; a connect names its origin from
+    /// `pools`; a connect by name teaches `dns` the name's address.
+    pub(crate) fn apply_tcpip(&mut self, head: &Head, e: Event, pools: &Pools, dns: &mut Dns, webio: &mut WebIo) {
         let t = head.time;
         match e {
             Event::Tcb { step, tcb, local, remote, pid, status } => {
                 let id = self.tcb_record(step, tcb, t);
                 if step == Step::Request {
-                    self.connections.get_mut(id).started_by = Some(self.pools.origin(head));
+                    self.get_mut(id).started_by = Some(pools.origin(head));
                 }
-                let conns = &mut self.connections;
+                let conns = &mut *self;
                 conns.learn_addresses(id, local, remote);
                 let c = conns.get_mut(id);
                 c.touch(t);
@@ -170,7 +178,7 @@ impl Network {
             }
             Event::Data { tcb, sent, bytes } => {
                 let id = self.tcb_or_inferred(tcb, t);
-                let c = self.connections.get_mut(id);
+                let c = self.get_mut(id);
                 c.touch(t);
                 if sent {
                     c.tcpip.sent += bytes;
@@ -180,31 +188,31 @@ impl Network {
             }
             Event::SendPosted { tcb, bytes } => {
                 let id = self.tcb_or_inferred(tcb, t);
-                let c = self.connections.get_mut(id);
+                let c = self.get_mut(id);
                 c.touch(t);
                 c.posted += bytes;
                 c.alt_pid = c.alt_pid.or(Head::known(head.pid));
-                self.webio_send_posted(head, bytes);
-                self.webio_tcb(head, tcb);
+                webio.send_posted(head, bytes);
+                webio.tcb_named(head, tcb);
             }
             Event::ReceivePosted { tcb } => {
                 let id = self.tcb_or_inferred(tcb, t);
-                let c = self.connections.get_mut(id);
+                let c = self.get_mut(id);
                 c.alt_pid = c.alt_pid.or(Head::known(head.pid));
-                self.webio_tcb(head, tcb);
+                webio.tcb_named(head, tcb);
             }
             Event::Name { tcb, name, remote } => {
                 if let Some(address) = remote.map(|r| r.address) {
-                    self.dns.learn(&name, None, &[address]);
+                    dns.learn(&name, None, &[address]);
                 }
-                if let Some(id) = self.connections.by_pointer(tcb) {
-                    self.connections.get_mut(id).dns_name = Some(name);
+                if let Some(id) = self.by_pointer(tcb) {
+                    self.get_mut(id).dns_name = Some(name);
                 }
             }
             Event::Udp { endpoint, sent, bytes, local, remote, pid } => {
                 let (local, remote) = self.udp_sides(endpoint, sent, local, remote);
                 let id = self.udp_record(endpoint, local, remote, t);
-                let c = self.connections.get_mut(id);
+                let c = self.get_mut(id);
                 c.set_pid(pid, true);
                 c.touch(t);
                 if sent {
@@ -214,9 +222,9 @@ impl Network {
                 }
             }
             Event::UdpClose { endpoint } => {
-                for i in 0..self.connections.by_udp_endpoint(endpoint).len() {
-                    let id = self.connections.by_udp_endpoint(endpoint)[i];
-                    self.connections.get_mut(id).close(t, Ending::Closed);
+                for i in 0..self.by_udp_endpoint(endpoint).len() {
+                    let id = self.by_udp_endpoint(endpoint)[i];
+                    self.get_mut(id).close(t, Ending::Closed);
                 }
             }
         }
@@ -227,8 +235,8 @@ impl Network {
     /// was lost), else the open record with the pointer, else a new record
     /// inferred from this event.
     fn tcb_record(&mut self, step: Step, tcb: u64, t: Time) -> ConnId {
-        let current = self.connections.by_pointer(tcb);
-        let open = current.filter(|&id| self.connections.get(id).is_open());
+        let current = self.by_pointer(tcb);
+        let open = current.filter(|&id| self.get(id).is_open());
         let new = |origin| {
             let mut c = Connection::new(Transport::Tcp, origin, t);
             c.pointer = Some(tcb);
@@ -237,40 +245,40 @@ impl Network {
         match step {
             Step::Request | Step::Accept => {
                 if let Some(id) = open {
-                    self.connections.get_mut(id).close(t, Ending::Abandoned);
+                    self.get_mut(id).close(t, Ending::Abandoned);
                 }
                 let origin = if step == Step::Accept { Origin::Accept } else { Origin::Connect };
-                self.connections.add(new(origin))
+                self.add(new(origin))
             }
             Step::Rundown => match open {
                 Some(id) => {
                     // Rundown after live events: the connection predates the trace.
-                    let c = self.connections.get_mut(id);
+                    let c = self.get_mut(id);
                     if c.origin == Origin::Inferred {
                         c.origin = Origin::Rundown;
                     }
                     id
                 }
-                None => self.connections.add(new(Origin::Rundown)),
+                None => self.add(new(Origin::Rundown)),
             },
             // A shutdown can follow the close.
-            Step::Shutdown => current.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+            Step::Shutdown => current.unwrap_or_else(|| self.add(new(Origin::Inferred))),
             // Steps of an ending (a connect timeout then its failure, a close
             // then its disconnect) belong to the record they ended.
             Step::Failure | Step::Timeout | Step::Close | Step::Abort | Step::Disconnected => open
-                .or(current.filter(|&id| self.connections.get(id).closed.is_some_and(|c| t - c < SAME_ENDING)))
-                .unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
-            Step::Proceeding | Step::Complete => open.unwrap_or_else(|| self.connections.add(new(Origin::Inferred))),
+                .or(current.filter(|&id| self.get(id).closed.is_some_and(|c| t - c < SAME_ENDING)))
+                .unwrap_or_else(|| self.add(new(Origin::Inferred))),
+            Step::Proceeding | Step::Complete => open.unwrap_or_else(|| self.add(new(Origin::Inferred))),
         }
     }
 
     fn tcb_or_inferred(&mut self, tcb: u64, t: Time) -> ConnId {
-        match self.connections.by_pointer(tcb) {
+        match self.by_pointer(tcb) {
             Some(id) => id,
             None => {
                 let mut c = Connection::new(Transport::Tcp, Origin::Inferred, t);
                 c.pointer = Some(tcb);
-                self.connections.add(c)
+                self.add(c)
             }
         }
     }
@@ -289,14 +297,13 @@ impl Network {
             return (local, remote);
         }
         let known = self
-            .connections
             .by_udp_endpoint(endpoint)
             .iter()
             .rev()
-            .find_map(|&id| self.connections.get(id).local.filter(|l| !l.address.is_unspecified()))
+            .find_map(|&id| self.get(id).local.filter(|l| !l.address.is_unspecified()))
             .or_else(|| {
-                let &id = self.connections.by_udp_endpoint(endpoint).last()?;
-                self.connections.get(id).local
+                let &id = self.by_udp_endpoint(endpoint).last()?;
+                self.get(id).local
             });
         let (Some(known), Some(l), Some(r)) = (known, local, remote) else { return (local, remote) };
         let swapped = if known.address.is_unspecified() || l.port != r.port {
@@ -310,7 +317,7 @@ impl Network {
     /// The open UDP record of an endpoint for one peer, adopting the
     /// kernel's record of the same flow, or a new one.
     fn udp_record(&mut self, endpoint: u64, local: Option<Endpoint>, remote: Option<Endpoint>, t: Time) -> ConnId {
-        let conns = &self.connections;
+        let conns = &*self;
         if let Some(&id) = conns
             .by_udp_endpoint(endpoint)
             .iter()
@@ -324,13 +331,64 @@ impl Network {
             && conns.get(id).pointer.is_none()
             && conns.get(id).is_open()
         {
-            self.connections.set_pointer(id, endpoint);
+            self.set_pointer(id, endpoint);
             return id;
         }
         let mut c = Connection::new(Transport::Udp, Origin::Inferred, t);
         c.pointer = Some(endpoint);
         c.local = local.filter(|l| !l.is_empty());
         c.remote = remote.filter(|r| !r.is_empty());
-        self.connections.add(c)
+        self.add(c)
+    }
+}
+
+/// TCP connections and UDP flows no higher layer claimed as request rows.
+impl Gatherer<'_> {
+    pub(crate) fn transport_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for (id, c) in net.connections.iter() {
+            if self.claimed[id].is_some() {
+                continue;
+            }
+            let bytes = c.bytes();
+            // Idle connections of the system that merely existed: noise.
+            let pid = c.pid.or(c.alt_pid);
+            if matches!(c.origin, Origin::Rundown | Origin::Inferred) && pid.is_none_or(|p| p <= 4) && !bytes.any() {
+                continue;
+            }
+            let layer = if c.transport == Transport::Udp { Layer::Udp } else { Layer::Tcp };
+            self.claimed[id] = Some(layer);
+            let remote = c.remote;
+            let (server, alt_names) = self.names(c.dns_name.as_deref(), remote.as_ref().map(|e| &e.address));
+            let service = remote.and_then(|r| match c.transport {
+                Transport::Tcp => services::tcp(r.port),
+                Transport::Udp => services::udp(r.port),
+            });
+            let end = c.end();
+            let mut threads = Vec::new();
+            push_unique(&mut threads, c.tid);
+            out.push(RequestRow {
+                process: self.process(pid, c.opened),
+                pid,
+                threads,
+                protocol: Some(c.transport.name().to_string()),
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port),
+                service: service.map(str::to_string),
+                network: remote.and_then(|e| e.address.class()),
+                status: Some(state(c).to_string()),
+                bytes_sent: Some(bytes.sent),
+                bytes_received: Some(bytes.received),
+                end: Some(end.unwrap_or(net.trace_end)),
+                open_at_end: end.is_none(),
+                error: failure(c),
+                local: c.local,
+                connection: Some(id),
+                started_by: self.started_by([], Some(id)),
+                ..RequestRow::new(layer, c.opened)
+            });
+        }
     }
 }

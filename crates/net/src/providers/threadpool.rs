@@ -6,8 +6,8 @@
 //! followed: the others are I/O completions nobody handed over.
 
 use crate::event::{Head, Props};
-use crate::model::Network;
 use crate::pools::Callback;
+use crate::pools::Pools;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -49,10 +49,11 @@ pub(crate) fn extract(opcode: u8, props: &Props<'_, '_>) -> Option<Event> {
     })
 }
 
-impl Network {
-    pub(crate) fn on_threadpool(&mut self, head: &Head, e: Event) {
+impl Pools {
+    /// The Windows thread pool's callbacks and timers: work handed between threads.
+    pub(crate) fn apply_threadpool(&mut self, head: &Head, e: Event) {
         let (Some(pid), Some(tid)) = (Head::known(head.pid), Head::known(head.tid)) else { return };
-        let p = &mut self.pools;
+        let p = self;
         match e {
             Event::Queued(c) => p.callback_queued(head, pid, c),
             Event::Started(c) => p.callback_started(pid, tid, c),

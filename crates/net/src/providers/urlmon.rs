@@ -5,7 +5,7 @@
 //! handler) is a request of its own.
 
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
+use crate::report::{Gatherer, Layer, RequestRow, push_unique, scheme, url_host, url_port};
 
 /// A URL URLMon handled.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,20 +39,45 @@ pub struct UrlMon {
     pub urls: Vec<UrlRequest>,
 }
 
-impl Network {
-    pub(crate) fn on_urlmon(&mut self, head: &Head, e: Event) {
+impl UrlMon {
+    pub(crate) fn apply(&mut self, head: &Head, e: Event) {
         let pid = Head::known(head.pid);
         // One URL is named by several events in a row: one record.
-        if let Some(last) = self.urlmon.urls.iter_mut().rev().take(8).find(|u| u.pid == pid && u.url == e.url) {
+        if let Some(last) = self.urls.iter_mut().rev().take(8).find(|u| u.pid == pid && u.url == e.url) {
             last.bytes = last.bytes.max(e.bytes);
             return;
         }
-        self.urlmon.urls.push(UrlRequest {
-            pid,
-            tid: Head::known(head.tid),
-            time: head.time,
-            url: e.url,
-            bytes: e.bytes,
-        });
+        self.urls.push(UrlRequest { pid, tid: Head::known(head.tid), time: head.time, url: e.url, bytes: e.bytes });
+    }
+}
+
+/// URLMon URLs as request rows.
+impl Gatherer<'_> {
+    /// URLs URLMon handled that no WinINet request of the process fetched.
+    pub(crate) fn urlmon_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        let fetched: std::collections::HashSet<(Option<u32>, String)> =
+            net.wininet.requests.iter().filter_map(|r| Some((r.pid, r.url.as_deref()?.to_ascii_lowercase()))).collect();
+        for u in &net.urlmon.urls {
+            if fetched.contains(&(u.pid, u.url.to_ascii_lowercase())) {
+                continue;
+            }
+            let host = url_host(&u.url);
+            let (server, alt_names) = self.names(host, None);
+            let mut threads = Vec::new();
+            push_unique(&mut threads, u.tid);
+            out.push(RequestRow {
+                process: self.process(u.pid, u.time),
+                pid: u.pid,
+                threads,
+                protocol: scheme(&u.url),
+                url: Some(u.url.clone()),
+                server,
+                alt_names,
+                port: url_port(&u.url),
+                bytes_received: u.bytes,
+                ..RequestRow::new(Layer::UrlMon, u.time)
+            });
+        }
     }
 }

@@ -19,9 +19,12 @@ use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::Guid;
 
 use crate::address::Endpoint;
-use crate::dns::{Query, Resolver};
+use crate::dns::{Dns, Query, Resolver};
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
+use crate::pools::Pools;
+use crate::report::{Gatherer, Layer, RequestRow, SLACK, push_unique, same_pid, scheme, url_host, url_port};
+use crate::transport::{ConnId, Transport};
+use crate::{errors, services};
 
 pub type ReqId = usize;
 pub type SockId = usize;
@@ -299,16 +302,18 @@ impl WebIo {
     }
 }
 
-impl Network {
-    pub(crate) fn on_webio(&mut self, head: &Head, e: Event) {
+impl WebIo {
+    /// WebIO's sessions, requests, name lookups and sockets (WinHTTP's
+    /// engine); origins come from `pools`, lookups go to `dns`.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, pools: &Pools, dns: &mut Dns) {
         let t = head.time;
         let pid = Head::known(head.pid);
         let tid = Head::known(head.tid);
-        let w = &mut self.webio;
+        let w = &mut *self;
         match e {
             Event::SessionCreate { session, handle } => {
-                let origin = Some(self.pools.origin(head));
-                self.webio.sessions.push(Session {
+                let origin = Some(pools.origin(head));
+                self.sessions.push(Session {
                     pid,
                     object: session,
                     handle,
@@ -323,8 +328,8 @@ impl Network {
                 }
             }
             Event::RequestCreate { request, handle, session, method, url } => {
-                let origin = Some(self.pools.origin(head));
-                let w = &mut self.webio;
+                let origin = Some(pools.origin(head));
+                let w = &mut *self;
                 let mut r = Request {
                     started_by: origin,
                     pid,
@@ -386,11 +391,11 @@ impl Network {
                 q.activity = head.activity;
                 q.answers = addresses.iter().map(|e| e.address).collect();
                 q.aliases = canonical.into_iter().filter(|c| !c.eq_ignore_ascii_case(&q.name)).collect();
-                self.dns.report(q);
+                dns.report(q);
             }
             Event::ConnectStart { connection, socket, remote, error } => {
-                let request = self.webio_request_for(head, connection);
-                let w = &mut self.webio;
+                let request = self.request_for(head, connection);
+                let w = &mut *self;
                 let s = w.sockets.len();
                 w.sockets.push(Socket {
                     pid,
@@ -448,8 +453,8 @@ impl Network {
                 }
             }
             Event::Transfer { connection, sent, stop, bytes, error } => {
-                let request = self.webio_request_for(head, connection);
-                let w = &mut self.webio;
+                let request = self.request_for(head, connection);
+                let w = &mut *self;
                 let socket = match w.socket_of.get(&(pid, connection)) {
                     Some(&s) => s,
                     None => {
@@ -500,9 +505,9 @@ impl Network {
     /// The request a connection or transfer event belongs to: by the request
     /// handle in its activity id, else the latest request that waited for the
     /// connection, else one rebuilt (its creation was not in the trace).
-    fn webio_request_for(&mut self, head: &Head, connection: u64) -> ReqId {
+    fn request_for(&mut self, head: &Head, connection: u64) -> ReqId {
         let pid = Head::known(head.pid);
-        let w = &mut self.webio;
+        let w = &mut *self;
         let by_activity = w.by_handle.get(&(pid, head.activity_key())).copied();
         let by_connection = w.by_connection.get(&(pid, connection)).copied();
         // The activity's request must be the one waiting on this connection when both are known.
@@ -536,21 +541,125 @@ impl Network {
     }
 
     /// TCPIP's send-posted event on a thread in the middle of a WebIO send.
-    pub(crate) fn webio_send_posted(&mut self, head: &Head, bytes: u64) {
+    pub(crate) fn send_posted(&mut self, head: &Head, bytes: u64) {
         if let Some(tid) = Head::known(head.tid)
-            && let Some(&u) = self.webio.sending.get(&tid)
+            && let Some(&u) = self.sending.get(&tid)
         {
-            self.webio.uses[u].posted += bytes;
+            self.uses[u].posted += bytes;
         }
     }
 
     /// TCPIP named a TCB on a thread in the middle of a WebIO send or
     /// receive: that socket's TCP connection.
-    pub(crate) fn webio_tcb(&mut self, head: &Head, tcb: u64) {
+    pub(crate) fn tcb_named(&mut self, head: &Head, tcb: u64) {
         if let Some(tid) = Head::known(head.tid)
-            && let Some(&s) = self.webio.transferring.get(&tid)
+            && let Some(&s) = self.transferring.get(&tid)
         {
-            self.webio.sockets[s].tcb.get_or_insert(tcb);
+            self.sockets[s].tcb.get_or_insert(tcb);
         }
+    }
+}
+
+/// WinHTTP (WebIO) requests as request rows.
+impl<'n> Gatherer<'n> {
+    pub(crate) fn webio_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        let w = &net.webio;
+        let socket_conns: Vec<Option<ConnId>> = w.sockets.iter().map(|s| self.webio_connection(s)).collect();
+        for r in &w.requests {
+            let uses: Vec<Option<&Use>> =
+                if r.uses.is_empty() { vec![None] } else { r.uses.iter().map(|&u| Some(&w.uses[u])).collect() };
+            let count = uses.len();
+            for (i, u) in uses.into_iter().enumerate() {
+                let socket = u.map(|u| &w.sockets[u.socket]);
+                let conn = u.and_then(|u| socket_conns[u.socket]);
+                self.claim_with_sockets(conn, Layer::WinHttp);
+                let c = conn.map(|id| net.connections.get(id));
+                let remote = socket.and_then(|s| s.remote).or(c.and_then(|c| c.remote));
+                let url = r.url.clone();
+                let host = url.as_deref().and_then(url_host);
+                let (server, alt_names) = self.names(host, remote.as_ref().map(|e| &e.address));
+                let last = i + 1 == count;
+                let start = if i == 0 {
+                    r.created.min(u.map_or(r.created, |u| u.first))
+                } else {
+                    u.map_or(r.created, |u| u.first)
+                };
+                let end = if last { r.closed } else { socket.and_then(|s| s.stop.or(s.closed)).or(u.map(|u| u.last)) };
+                // Errors and the response belong to the socket that had them.
+                let failed = socket.and_then(|s| s.error);
+                let error = match u {
+                    Some(u) => failed.or(u.error),
+                    None => r.error,
+                };
+                let status = if failed.is_some() { None } else { r.status_line.clone() };
+                let mut threads = r.threads.clone();
+                push_unique(&mut threads, socket.and_then(|s| s.connect_tid));
+                let sent = u.map(|u| if w.send_sizes_logged { u.sent } else { u.sent.max(u.posted) });
+                out.push(RequestRow {
+                    process: self.process(r.pid, r.created),
+                    pid: r.pid,
+                    threads,
+                    protocol: url.as_deref().and_then(scheme),
+                    method: r.method.clone(),
+                    server,
+                    alt_names,
+                    ip: remote.map(|e| e.address),
+                    port: remote.map(|e| e.port).or_else(|| url.as_deref().and_then(url_port)),
+                    service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
+                    network: remote.and_then(|e| e.address.class()),
+                    status,
+                    bytes_sent: Some(sent.unwrap_or(0)),
+                    bytes_received: Some(u.map_or(0, |u| u.received)),
+                    end: Some(end.unwrap_or(net.trace_end)),
+                    open_at_end: end.is_none(),
+                    error: error.map(errors::winhttp),
+                    activity: (!r.activity.is_zero()).then_some(r.activity),
+                    local: c.and_then(|c| c.local),
+                    connection: conn,
+                    started_by: self.started_by(
+                        [r.started_by.as_ref(), self.webio_session(r).and_then(|s| s.started_by.as_ref())],
+                        conn,
+                    ),
+                    url,
+                    ..RequestRow::new(Layer::WinHttp, start)
+                });
+            }
+        }
+    }
+
+    /// The WinHTTP session a request was opened in.
+    pub(crate) fn webio_session(&self, r: &Request) -> Option<&'n Session> {
+        let session = r.session?;
+        self.net.webio.sessions.iter().rev().find(|s| s.pid == r.pid && s.object == session && s.created <= r.created)
+    }
+
+    /// A WebIO socket's TCP connection: to its remote end, from its process,
+    /// opened while it connected (on its connecting thread where known).
+    pub(crate) fn webio_connection(&self, s: &Socket) -> Option<ConnId> {
+        let conns = &self.net.connections;
+        // A socket seen only in its transfers: the TCB TCPIP named on their threads.
+        if let Some(id) = s.tcb.and_then(|tcb| conns.by_pointer(tcb)) {
+            return Some(id);
+        }
+        let remote = s.remote?;
+        let until = s.closed.or(s.stop).unwrap_or(self.net.trace_end);
+        let mut best: Option<(bool, Time, ConnId)> = None;
+        // Candidates are in time order: only those opened while it connected.
+        let all = conns.by_remote(Transport::Tcp, &remote);
+        let from = all.partition_point(|&id| conns.get(id).opened < s.start.saturating_sub(SLACK));
+        let to = all.partition_point(|&id| conns.get(id).opened <= until.saturating_add(SLACK));
+        for &id in all.get(from..to).unwrap_or_default() {
+            let c = conns.get(id);
+            if !same_pid(s.pid, c.pid) {
+                continue;
+            }
+            let same_thread = s.connect_tid.is_some() && c.tid == s.connect_tid;
+            let key = (same_thread, -(c.opened - s.start).abs(), id);
+            if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                best = Some(key);
+            }
+        }
+        best.map(|b| b.2)
     }
 }

@@ -6,7 +6,7 @@
 //! other provider logs, and are skipped.
 
 use crate::event::{Head, Props};
-use crate::model::Network;
+use crate::pools::Pools;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -48,10 +48,11 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>, from_webio: bool) -> Optio
     Some(Event { step, context: props.u64("Context")? })
 }
 
-impl Network {
-    pub(crate) fn on_winhttp_action(&mut self, head: &Head, e: Event) {
+impl Pools {
+    /// WinHTTP's work items: requests handed to its worker threads.
+    pub(crate) fn apply_winhttp_action(&mut self, head: &Head, e: Event) {
         let (Some(pid), Some(tid)) = (Head::known(head.pid), Head::known(head.tid)) else { return };
-        let p = &mut self.pools;
+        let p = self;
         match e.step {
             Step::Queue => p.action_queued(head, pid, e.context),
             Step::Start => p.action_started(head, pid, tid, e.context),

@@ -12,9 +12,12 @@ use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::Guid;
 
 use crate::address::{Address, Endpoint};
-use crate::dns::{Query, Resolver, parse_results};
+use crate::dns::{Dns, Query, Resolver, parse_results};
 use crate::event::{Head, Props, Time};
-use crate::model::Network;
+use crate::pools::Pools;
+use crate::report::{Gatherer, Layer, RequestRow, overlaps, push_unique, same_pid, scheme, url_host};
+use crate::services;
+use crate::transport::{ConnId, Connection, Transport};
 
 pub type ReqId = usize;
 
@@ -168,27 +171,29 @@ impl WinInet {
     }
 }
 
-impl Network {
-    pub(crate) fn on_wininet(&mut self, head: &Head, e: Event) {
+impl WinInet {
+    /// WinINet's requests (handles, DNS, connects, sends and receives); each
+    /// request's origin comes from `pools`, its lookups go to `dns`.
+    pub(crate) fn apply(&mut self, head: &Head, e: Event, pools: &Pools, dns: &mut Dns) {
         let t = head.time;
         let pid = Head::known(head.pid);
         let tid = Head::known(head.tid);
         let key = head.activity_key();
-        let current = self.wininet.by_key.get(&(pid, key)).copied();
+        let current = self.by_key.get(&(pid, key)).copied();
         let fresh =
             |inferred| Request { pid, activity: head.activity, created: t, last: t, inferred, ..Request::default() };
         match e {
             Event::Created { connect_handle, verb, object } => {
                 if let Some(old) = current {
-                    self.wininet.requests[old].end(t);
+                    self.requests[old].end(t);
                 }
                 let mut r = fresh(false);
                 r.connect_handle = connect_handle;
                 r.method = verb;
                 r.object = object;
-                r.started_by.push(self.pools.origin(head));
+                r.started_by.push(pools.origin(head));
                 r.touch(t, tid);
-                self.wininet.start(pid, key, r);
+                self.start(pid, key, r);
                 return;
             }
             Event::Dns { host, addresses, cached } => {
@@ -203,9 +208,9 @@ impl Network {
                     (q.answers, q.aliases) = parse_results(&list);
                 }
                 let answers = q.answers.clone();
-                self.dns.report(q);
+                dns.report(q);
                 if let Some(id) = current {
-                    let r = &mut self.wininet.requests[id];
+                    let r = &mut self.requests[id];
                     r.dns_name = Some(host);
                     r.dns_addresses = answers;
                 }
@@ -219,7 +224,7 @@ impl Network {
             Some(id) => id,
             None => match e {
                 Event::ConnectStart | Event::SendStart { .. } | Event::ConnectStop { .. } => {
-                    self.wininet.start(pid, key, fresh(true))
+                    self.start(pid, key, fresh(true))
                 }
                 _ => return,
             },
@@ -227,28 +232,28 @@ impl Network {
         match e {
             Event::Created { .. } | Event::Dns { .. } => {}
             Event::Server { connect_handle, server, port } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.connect_handle = r.connect_handle.or(connect_handle);
                 r.server = r.server.take().or(server);
                 r.server_port = r.server_port.or(port);
             }
             Event::Started { handle } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.request_handle = r.request_handle.or(handle);
                 r.touch(t, tid);
             }
             Event::TcpConnection { server, local_port, socket } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.local_port = local_port.or(r.local_port);
                 r.socket = socket.or(r.socket);
                 r.server = r.server.take().or(server);
             }
             Event::SendStart { url } => {
-                if self.wininet.requests[id].send_time.is_some() {
+                if self.requests[id].send_time.is_some() {
                     // The handle sends again: keep-alive reuse, a new request on
                     // the same connection. The old one ended with its last response
                     // or read, not when the handle was used again.
-                    let old = &mut self.wininet.requests[id];
+                    let old = &mut self.requests[id];
                     let answered = old.answered.unwrap_or(old.last);
                     old.end(answered);
                     let mut r = fresh(false);
@@ -265,20 +270,20 @@ impl Network {
                     r.dns_addresses = old.dns_addresses.clone();
                     r.url = url;
                     r.send_time = Some(t);
-                    r.started_by.push(self.pools.origin(head));
+                    r.started_by.push(pools.origin(head));
                     r.touch(t, tid);
-                    self.wininet.start(pid, key, r);
+                    self.start(pid, key, r);
                     return;
                 }
-                let origin = self.pools.origin(head);
-                let r = &mut self.wininet.requests[id];
+                let origin = pools.origin(head);
+                let r = &mut self.requests[id];
                 r.url = url.or(r.url.take());
                 r.send_time = Some(t);
                 r.started_by.push(origin);
                 r.touch(t, tid);
             }
             Event::SendStop { status_line } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 if status_line.is_some() {
                     r.status_line = status_line;
                 }
@@ -286,38 +291,38 @@ impl Network {
                 r.answered = Some(t);
             }
             Event::CacheHit => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.cache_hit = true;
                 r.touch(t, tid);
                 r.answered = Some(t);
             }
             Event::Sent { bytes } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.sent += bytes;
                 r.touch(t, tid);
             }
             Event::Read { request, bytes } => {
                 if request != 0 {
-                    let r = &mut self.wininet.requests[id];
+                    let r = &mut self.requests[id];
                     r.received += bytes;
                     r.touch(t, tid);
                     r.answered = Some(t);
                 }
             }
             Event::StreamData { bytes } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.received += bytes;
                 r.touch(t, tid);
                 r.answered = Some(t);
             }
             Event::ConnectStart => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.connect_tid = tid;
                 r.connect_time = Some(t);
                 r.touch(t, tid);
             }
             Event::ConnectStop { socket, local, remote } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 // Several connects (one per address tried): the last socket wins.
                 r.socket = socket.or(r.socket);
                 if let Some(remote) = remote.filter(|e| !e.is_empty()) {
@@ -330,7 +335,7 @@ impl Network {
                 r.touch(t, tid);
             }
             Event::Redirect { url } => {
-                let old = &mut self.wininet.requests[id];
+                let old = &mut self.requests[id];
                 old.redirected = true;
                 old.end(t);
                 let mut r = fresh(false);
@@ -344,13 +349,109 @@ impl Network {
                 r.started_by = old.started_by.clone();
                 r.send_time = Some(t);
                 r.touch(t, tid);
-                self.wininet.start(pid, key, r);
+                self.start(pid, key, r);
             }
             Event::Closed { .. } => {
-                let r = &mut self.wininet.requests[id];
+                let r = &mut self.requests[id];
                 r.end(t);
                 r.touch(t, tid);
             }
         }
+    }
+}
+
+/// WinINet requests as request rows.
+impl Gatherer<'_> {
+    pub(crate) fn wininet_rows(&mut self, out: &mut Vec<RequestRow>) {
+        let net = self.net;
+        for r in &net.wininet.requests {
+            let conn = self.wininet_connection(r);
+            self.claim_with_sockets(conn, Layer::WinInet);
+            let c = conn.map(|id| net.connections.get(id));
+            let remote = r.remote.filter(|e| e.port != 0).or(c.and_then(|c| c.remote)).or_else(|| {
+                let address = r.remote.map(|e| e.address).or_else(|| r.dns_addresses.first().copied())?;
+                Some(Endpoint::new(address, r.server_port?))
+            });
+            let url = r.url.clone().or_else(|| {
+                let object = r.object.as_deref()?;
+                let server = r.server.as_deref()?;
+                let scheme = if r.server_port == Some(443) { "https" } else { "http" };
+                Some(format!("{scheme}://{server}{object}"))
+            });
+            let host = r.server.as_deref().or_else(|| url.as_deref().and_then(url_host));
+            let (server, alt_names) = self.names(host, remote.as_ref().map(|e| &e.address));
+            let status = match (&r.status_line, r.cache_hit) {
+                (Some(line), true) => Some(format!("{line} (from cache)")),
+                (Some(line), false) => Some(line.clone()),
+                (None, true) => Some("from cache".to_string()),
+                (None, false) => r.redirected.then(|| "redirected".to_string()),
+            };
+            let ended = r.ended.or((r.status_line.is_some() || r.cache_hit).then_some(r.last));
+            let mut threads = r.threads.clone();
+            push_unique(&mut threads, r.connect_tid);
+            out.push(RequestRow {
+                process: self.process(r.pid, r.created),
+                pid: r.pid,
+                threads,
+                protocol: url.as_deref().and_then(scheme),
+                method: r.method.clone(),
+                server,
+                alt_names,
+                ip: remote.map(|e| e.address),
+                port: remote.map(|e| e.port).or(r.server_port),
+                service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
+                network: remote.and_then(|e| e.address.class()),
+                status,
+                bytes_sent: Some(r.sent),
+                bytes_received: Some(r.received),
+                end: Some(ended.unwrap_or(net.trace_end)),
+                open_at_end: ended.is_none(),
+                activity: (!r.activity.is_zero()).then_some(r.activity),
+                local: r.local.or(c.and_then(|c| c.local)),
+                connection: conn,
+                started_by: self.started_by(r.started_by.iter().map(Some), conn),
+                url,
+                ..RequestRow::new(Layer::WinInet, r.created)
+            });
+        }
+    }
+
+    /// A WinINet request's TCP connection: by local port and remote end.
+    pub(crate) fn wininet_connection(&self, r: &Request) -> Option<ConnId> {
+        if r.cache_hit && r.remote.is_none() && r.local_port.is_none() {
+            return None;
+        }
+        let window = (r.created, r.ended.unwrap_or(r.last).max(r.last));
+        let local_port = r.local_port.or(r.local.map(|l| l.port)).filter(|&p| p != 0);
+        let fits = |remote: Option<Endpoint>| {
+            move |c: &Connection| {
+                let remote_ok = match (remote, c.remote) {
+                    (Some(a), Some(b)) => a.address == b.address && (a.port == 0 || a.port == b.port),
+                    _ => true,
+                };
+                same_pid(r.pid, c.pid)
+                    && remote_ok
+                    && (local_port.is_none() || c.local.is_none_or(|l| Some(l.port) == local_port))
+                    && overlaps(window, (c.opened, self.end_of(c)))
+            }
+        };
+        let remote =
+            r.remote.filter(|e| e.port != 0).or_else(|| Some(Endpoint::new(r.remote?.address, r.server_port?)));
+        if local_port.is_some() || remote.is_some() {
+            let candidates = self.candidates(Transport::Tcp, local_port, remote)?;
+            return self.latest_fitting(candidates, window.1, fits(r.remote.or(remote)));
+        }
+        // A request on a kept-alive connection names no socket: the
+        // connection to an address of its server, open while it ran.
+        let port = r.server_port?;
+        let named = r.server.as_deref().and_then(|s| self.net.dns.lookup(s)).map(|n| n.addresses.as_slice());
+        let addresses = r.dns_addresses.iter().chain(named.into_iter().flatten());
+        addresses
+            .filter_map(|&a| {
+                let remote = Endpoint::new(a, port);
+                let candidates = self.candidates(Transport::Tcp, None, Some(remote))?;
+                self.latest_fitting(candidates, window.1, fits(Some(remote)))
+            })
+            .max_by_key(|&id| self.net.connections.get(id).opened)
     }
 }
