@@ -36,6 +36,7 @@ pub mod packets;
 pub mod parquet;
 pub mod pcapng;
 pub mod perfetto;
+pub mod providers;
 pub mod report;
 
 pub use har::write_har;
