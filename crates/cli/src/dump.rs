@@ -30,7 +30,7 @@ pub struct Args {
     /// An instrumentation manifest (XML) to decode with, or a folder of them (repeatable).
     #[arg(long, value_name = "FILE|DIR")]
     manifest: Vec<PathBuf>,
-    /// Only events of this provider: a GUID or a name (repeatable).
+    /// Only events of this provider: a GUID or a name, `Microsoft-Windows-` optional (repeatable).
     #[arg(long, value_name = "NAME|GUID")]
     provider: Vec<String>,
     /// Only events with this event id (repeatable).

@@ -223,8 +223,8 @@ fn table(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut out = text_output(args)?;
     let outcome = match args.table {
         TableName::Requests => tables::run_requests_to(&tables::RequestArgs::from_table(table), quiet, &mut out)?,
-        TableName::Connections => tables::run_to(Table::Connections, &table, quiet, &mut out)?,
-        TableName::Dns => tables::run_to(Table::Dns, &table, quiet, &mut out)?,
+        TableName::Connections => tables::run_to(Table::Connections, &table, None, quiet, &mut out)?,
+        TableName::Dns => tables::run_to(Table::Dns, &table, None, quiet, &mut out)?,
         TableName::HttpServer => tables::run_http_server_to(&table.with_urls(), quiet, &mut out)?,
     };
     out.flush()?;

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use nettrail_decode::Schemas;
-use nettrail_net::{Live, RequestRow};
+use nettrail_net::{Direction, Live, RequestRow};
 
 use crate::Outcome;
 use nettrail_tables::columns::requests;
@@ -102,28 +102,39 @@ impl Printer {
         out.flush()
     }
 
-    /// `  +1.234s  browser.exe (4820)  WinHTTP GET https://… → 93.184.216.34:443  200 OK  141 B ↑ 24455 B ↓  52.9 ms`.
+    /// `  +1.234s  browser.exe (4820)  WinHTTP GET https://… → 93.184.216.34:443  200 OK  141 B ↑ 24455 B ↓  52.9 ms`;
+    /// rows a peer began point `←` from the peer, listening sockets say `listen` and their local end.
     fn line(&self, r: &RequestRow) -> String {
         let at = (r.start - self.start) as f64 / 1e7;
         let who = format!("{} ({})", r.process.as_deref().unwrap_or("-"), r.pid.map_or("-".into(), |p| p.to_string()));
         let what = r.url.clone().or_else(|| r.server.clone()).unwrap_or_default();
-        let peer = match (r.ip, r.port) {
-            (Some(ip), Some(port)) => format!(" → {}", nettrail_net::address::Endpoint { address: ip, port }),
-            (Some(ip), None) => format!(" → {ip}"),
+        let arrow = match r.direction {
+            Direction::Outbound => "→",
+            Direction::Inbound => "←",
+            Direction::Listen => "listen",
+        };
+        let peer = match (r.ip, r.port, r.local) {
+            (Some(ip), Some(port), _) => format!(" {arrow} {}", nettrail_net::address::Endpoint { address: ip, port }),
+            (Some(ip), None, _) => format!(" {arrow} {ip}"),
+            (None, _, Some(local)) if r.direction == Direction::Listen => format!(" {arrow} {local}"),
             _ => String::new(),
         };
         let bytes = |b: Option<u64>, arrow: &str| b.map(|b| format!("  {b} B {arrow}")).unwrap_or_default();
+        // As the tables say it: open_at_end, or no end logged (an empty duration).
         let took = match (r.end, r.open_at_end) {
-            (_, true) | (None, _) => "  open".to_string(),
+            (_, true) => "  open at end".to_string(),
+            (None, false) => "  no end logged".to_string(),
             (Some(end), false) => format!("  {:.1} ms", (end - r.start) as f64 / 1e4),
         };
+        // The protocol's answer where there is one, else the transport's state.
+        let outcome = r.status.as_deref().or(r.state);
         let app = r.app.as_deref().map(|a| format!("  [{a}]")).unwrap_or_default();
         format!(
             "{at:+9.3}s  {who}{app}  {} {}{}{peer}{}{}{}{}{took}",
             r.layer.name(),
             r.method.as_deref().unwrap_or("-"),
             if what.is_empty() { String::new() } else { format!(" {what}") },
-            r.status.as_deref().map(|s| format!("  {s}")).unwrap_or_default(),
+            outcome.map(|s| format!("  {s}")).unwrap_or_default(),
             r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
             bytes(r.bytes_sent, "↑"),
             bytes(r.bytes_received, "↓"),

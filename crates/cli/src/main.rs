@@ -70,7 +70,7 @@ enum Command {
     /// The call stacks that started requests, stitched across thread pools and other hand-offs.
     Stack(stack::Args),
     /// Every TCP connection and UDP flow, with bytes, retransmits and state.
-    Connections(tables::Args),
+    Connections(tables::ConnectionArgs),
     /// DNS lookups (name, answers, process, time) and the DNS servers of each interface.
     Dns(tables::Args),
     /// Http.sys server requests: one row per request.
@@ -127,8 +127,8 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args, cli.quiet),
         Command::Requests(args) => tables::run_requests(args, cli.quiet),
         Command::Stack(args) => stack::run(args, cli.quiet),
-        Command::Connections(args) => tables::run(tables::Table::Connections, args, cli.quiet),
-        Command::Dns(args) => tables::run(tables::Table::Dns, args, cli.quiet),
+        Command::Connections(args) => tables::run_connections(args, cli.quiet),
+        Command::Dns(args) => tables::run_dns(args, cli.quiet),
         Command::HttpServer(args) => tables::run_http_server(args, cli.quiet),
         Command::Start(args) => capture::start(args),
         Command::Stop(args) => capture::stop(args, cli.quiet),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use nettrail_etl::TraceFile;
-use nettrail_net::Report;
+use nettrail_net::{Direction, Report};
 use nettrail_tables::render::{self, Format as RenderFormat};
 use nettrail_tables::{Analysed, Column, Filterable, StackView, columns, select};
 
@@ -71,11 +71,45 @@ impl UrlArgs {
     }
 }
 
+/// Who began a flow, as `--direction` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DirectionArg {
+    /// Begun by this machine (it connected, or sent first).
+    Outbound,
+    /// Begun by a peer (accepted, or received first; to a local service port).
+    Inbound,
+    /// A socket waiting for peers.
+    Listen,
+}
+
+impl From<DirectionArg> for Direction {
+    fn from(d: DirectionArg) -> Direction {
+        match d {
+            DirectionArg::Outbound => Direction::Outbound,
+            DirectionArg::Inbound => Direction::Inbound,
+            DirectionArg::Listen => Direction::Listen,
+        }
+    }
+}
+
+/// `nettrail connections`: the table's flags and `--direction`.
+#[derive(clap::Args, Debug, Default)]
+pub struct ConnectionArgs {
+    #[command(flatten)]
+    table: Args,
+    /// Only flows begun this way.
+    #[arg(long, value_enum)]
+    direction: Option<DirectionArg>,
+}
+
 /// `nettrail requests`: the table's flags, and the stacks to add.
 #[derive(clap::Args, Debug, Default)]
 pub struct RequestArgs {
     #[command(flatten)]
     table: UrlArgs,
+    /// Only rows begun this way (the table lists outbound rows first, then inbound, then listening sockets).
+    #[arg(long, value_enum)]
+    direction: Option<DirectionArg>,
     /// Add the call stacks that started each request, stitched across thread
     /// pools and other hand-offs (comma-separated): `first` (the code that
     /// began the work), `last` (the request's own), `middle` (the stacks
@@ -138,7 +172,7 @@ pub struct Filters {
 
 impl From<&Filters> for nettrail_tables::Filters {
     fn from(f: &Filters) -> nettrail_tables::Filters {
-        nettrail_tables::Filters { process: f.process.clone(), host: f.host.clone(), url: None }
+        nettrail_tables::Filters { process: f.process.clone(), host: f.host.clone(), ..Default::default() }
     }
 }
 
@@ -206,7 +240,8 @@ pub fn run_requests_to(args: &RequestArgs, quiet: bool, out: &mut Box<dyn Write 
     let file = crate::open(path)?;
     let analysed = analyse(path, &file, &args.table.table.manifest, quiet)?;
     let report: Report = analysed.report();
-    let mut rows = nettrail_tables::requests(&report, &args.table.filters());
+    let filters = nettrail_tables::Filters { direction: args.direction.map(Into::into), ..args.table.filters() };
+    let mut rows = nettrail_tables::requests(&report, &filters);
     let mut columns = columns::requests(&report);
     if !args.stacks.is_empty() {
         let pdbs = crate::symbols::Pdbs::new(&args.symbols);
@@ -257,17 +292,28 @@ fn explain_no_requests(analysed: &Analysed<'_>, report: &Report) {
     }
 }
 
-pub fn run(table: Table, args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+pub fn run_connections(args: &ConnectionArgs, quiet: bool) -> anyhow::Result<Outcome> {
     let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
-    run_to(table, args, quiet, &mut out)
+    run_to(Table::Connections, &args.table, args.direction.map(Into::into), quiet, &mut out)
+}
+
+pub fn run_dns(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
+    let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    run_to(Table::Dns, args, None, quiet, &mut out)
 }
 
 /// A table command, written to `out`.
-pub fn run_to(table: Table, args: &Args, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
+pub fn run_to(
+    table: Table,
+    args: &Args,
+    direction: Option<Direction>,
+    quiet: bool,
+    out: &mut Box<dyn Write + '_>,
+) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     let analysed = analyse(&args.trace, &file, &args.manifest, quiet)?;
     let report: Report = analysed.report();
-    let filters = (&args.filters).into();
+    let filters = nettrail_tables::Filters { direction, ..(&args.filters).into() };
     match table {
         Table::Connections => emit(out, args, &columns::connections(&report), kept(&report.connections, &filters))?,
         Table::Dns => emit(out, args, &columns::dns(&report), kept(&report.dns, &filters))?,

@@ -219,3 +219,54 @@ fn tables_filter_and_sort() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no column \"nonsense\""));
 }
+
+#[test]
+fn kernel_network_flows_that_peers_began_are_inbound_for_the_local_service() {
+    let trace = corpus("tx__KernelNetwork.etl");
+    // The events' own addresses: LLMNR queries arrive at the multicast
+    // groups' port 5355, RDP at port 3389, from the peers' ephemeral ports.
+    let received_at = |port: u16| {
+        flows_from_events(&trace, &["Microsoft-Windows-Kernel-Network"])
+            .keys()
+            .filter(|(_, local, _)| local.ends_with(&format!(":{port}")))
+            .count()
+    };
+    let (llmnr, rdp) = (received_at(5355), received_at(3389));
+    assert!(llmnr > 20 && rdp == 1, "{llmnr} LLMNR flows, {rdp} RDP");
+    let connections = nettrail(&["connections", "--format", "jsonl", &trace]);
+    let requests = nettrail(&["requests", "--format", "jsonl", &trace]);
+    for (port, service, count) in [(5355, "LLMNR", llmnr), (3389, "RDP", rdp)] {
+        let at_port = |r: &&Value| r["local"].as_str().is_some_and(|l| l.ends_with(&format!(":{port}")));
+        let conns: Vec<&Value> = connections.iter().filter(at_port).collect();
+        assert_eq!(conns.len(), count, "{service} connections");
+        assert!(conns.iter().all(|c| c["direction"] == "inbound"), "{service}: {conns:?}");
+        let rows: Vec<&Value> = requests.iter().filter(at_port).collect();
+        assert_eq!(rows.len(), count, "{service} rows");
+        for r in rows {
+            assert_eq!((r["direction"].as_str(), r["service"].as_str()), (Some("inbound"), Some(service)), "{r}");
+            // The peer's end is the row's ip and port: an ephemeral port, not the service's.
+            assert!(r["port"].as_u64().is_some_and(|p| p >= 1024 && p != u64::from(port as u16)), "{r}");
+            assert!(r["status"].is_null(), "a flow's status is its protocol's answer, unknown here: {r}");
+            assert_eq!(r["state"], if r["layer"] == "UDP" { "active" } else { "open" }, "{r}");
+        }
+    }
+    // The HTTPS download this machine began is outbound.
+    let https = requests.iter().find(|r| r["bytes_received"] == 15_315_506).unwrap();
+    assert_eq!(https["direction"], "outbound");
+    // What the machine began comes first; --direction keeps one kind.
+    let first_inbound = requests.iter().position(|r| r["direction"] != "outbound").unwrap();
+    assert!(requests[first_inbound..].iter().all(|r| r["direction"] != "outbound"));
+    let inbound = nettrail(&["requests", "--format", "jsonl", "--direction", "inbound", &trace]);
+    assert_eq!(inbound.len(), requests.iter().filter(|r| r["direction"] == "inbound").count());
+    assert!(inbound.len() >= llmnr + rdp);
+    let outbound = nettrail(&["connections", "--format", "jsonl", "--direction", "outbound", &trace]);
+    assert_eq!(outbound.len(), connections.iter().filter(|r| r["direction"] == "outbound").count());
+    // Nothing in the trace names its processes, and `info` says so.
+    let info = Command::new(env!("CARGO_BIN_EXE_nettrail")).args(["info", &trace]).output().unwrap();
+    let text = String::from_utf8(info.stdout).unwrap();
+    assert!(text.contains("processes     no names:"), "{text}");
+    let info =
+        Command::new(env!("CARGO_BIN_EXE_nettrail")).args(["info", "--format", "json", &trace]).output().unwrap();
+    let json: Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(json["process_name_sources"], serde_json::json!([]));
+}

@@ -176,6 +176,22 @@ fn report(path: &std::path::Path, trace: &Trace<'_>, s: &Summary, coverage: &Cov
         "errors": s.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
     });
     report["notes"] = json!(trace.notes().iter().map(|n| n.to_string()).collect::<Vec<_>>());
+    // Where the tables' process names come from; none in a trace with
+    // network events leaves them with process ids only.
+    let naming: Vec<Value> = s
+        .providers
+        .iter()
+        .filter(|p| nettrail_net::names_processes(&p.guid))
+        .map(|p| json!(p.name.clone().or_else(|| schemas.provider(&p.guid).map(|i| i.name.clone()))))
+        .collect();
+    report["process_name_sources"] = json!(naming);
+    report["network_events"] = json!(
+        s.providers
+            .iter()
+            .filter(|p| nettrail_net::reads(&p.guid) && !nettrail_net::names_processes(&p.guid))
+            .map(|p| p.events)
+            .sum::<u64>()
+    );
     report["implausible_header_fields"] = json!(implausible);
     report
 }
@@ -300,6 +316,17 @@ pub fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
     )?;
     for note in r["notes"].as_array().into_iter().flatten() {
         writeln!(out, "note          {}", note.as_str().unwrap_or_default())?;
+    }
+    let naming: Vec<&str> =
+        r["process_name_sources"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if r["network_events"].as_u64().is_some_and(|n| n > 0) {
+        match naming.is_empty() {
+            true => writeln!(
+                out,
+                "processes     no names: no process, Kernel-Process or image-load events; the tables show process ids only"
+            )?,
+            false => writeln!(out, "processes     named by {}", naming.join(", "))?,
+        }
     }
     for error in r["errors"].as_array().into_iter().flatten() {
         writeln!(out, "DAMAGE        {}", error.as_str().unwrap_or_default())?;

@@ -87,6 +87,17 @@ impl Address {
         without_zone.parse::<Ipv6Addr>().ok().map(|v6| Address::from_v6(v6.octets()))
     }
 
+    /// A multicast or broadcast address: one that a datagram is sent *to*
+    /// a group at, never a host's own source. (A subnet's broadcast is
+    /// taken as any IPv4 address ending in .255: the mask is not logged.)
+    pub fn is_group(&self) -> bool {
+        match *self {
+            Address::V4(a) => (224..=239).contains(&a[0]) || a[3] == 255,
+            Address::V6(a) => a[0] == 0xff,
+            _ => false,
+        }
+    }
+
     /// The address class shown where a row has no better description, as
     /// network engineers name them.
     pub fn class(&self) -> Option<&'static str> {

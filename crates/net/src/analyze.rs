@@ -59,13 +59,20 @@ pub(crate) fn net_event<'a>(
     values: &mut Vec<Value<'a>>,
 ) -> Option<NetEvent> {
     let source = source_of(&record.provider);
-    if source.is_none() && !app::is_span_edge(record) {
-        return None;
-    }
-    let schema = schemas.decode_cached(cache, record, values).ok()?;
-    let body = match source {
-        Some(source) => extract(source, record, &Props::new(&schema.fields, values))?,
-        None => Body::App(app::extract(record, schema.name.as_deref())?),
+    let mut read = || {
+        if source.is_none() && !app::is_span_edge(record) {
+            return None;
+        }
+        let schema = schemas.decode_cached(cache, record, values).ok()?;
+        match source {
+            Some(source) => extract(source, record, &Props::new(&schema.fields, values)),
+            None => Some(Body::App(app::extract(record, schema.name.as_deref())?)),
+        }
+    };
+    let body = match read() {
+        Some(body) => body,
+        None if !record.activity_id.is_zero() || !at.related.is_zero() => Body::InActivity,
+        None => return None,
     };
     let stack = starts_something(&body).then(|| StackRef::of_record(record, at.tid));
     let head = Head {

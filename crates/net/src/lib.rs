@@ -47,5 +47,7 @@ pub use providers::ldap::{Ldap, Operation};
 pub use providers::urlmon::{UrlMon, UrlRequest};
 pub use providers::webio::WebIo;
 pub use providers::wininet::WinInet;
+pub use providers::{names_processes, reads};
 pub use report::{ConnectionRow, DnsRow, Layer, Report, RequestRow, ServerRow};
 pub use stitch::{ChainStack, Stitched};
+pub use transport::Direction;

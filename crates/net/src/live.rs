@@ -32,6 +32,8 @@ impl Live {
             tid: record.thread_id,
             related: record.extended.related_activity_id().unwrap_or_default(),
         };
+        // Rows still open end where the trace has reached, by any event (as a file's do).
+        self.network.trace_end = self.network.trace_end.max(at.time);
         let mut values = Vec::new();
         if let Some(event) = net_event(record, at, &self.schemas, &mut self.cache, &mut values) {
             self.network.apply(event);

@@ -103,12 +103,13 @@ impl Network {
 
     pub(crate) fn apply(&mut self, event: NetEvent) {
         let head = event.head;
-        self.events += 1;
         self.trace_end = self.trace_end.max(head.time);
-        if !matches!(event.body, Body::Process(_)) {
-            self.activities.record(&head);
+        self.activities.record(&head);
+        if !matches!(event.body, Body::InActivity) {
+            self.events += 1;
         }
         match event.body {
+            Body::InActivity => {}
             Body::Process(e) => {
                 self.thread_lifetime(&head, &e);
                 self.processes.apply(head.time, e);

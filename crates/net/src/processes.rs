@@ -31,8 +31,24 @@ pub(crate) enum Lifetime {
 /// A process or thread event, as the model needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
-    Process { lifetime: Lifetime, pid: u32, parent: Option<u32>, image: Option<String>, command_line: Option<String> },
-    Thread { lifetime: Lifetime, pid: u32, tid: u32 },
+    Process {
+        lifetime: Lifetime,
+        pid: u32,
+        parent: Option<u32>,
+        image: Option<String>,
+        command_line: Option<String>,
+    },
+    Thread {
+        lifetime: Lifetime,
+        pid: u32,
+        tid: u32,
+    },
+    /// An image loaded into a process (kernel Image group, Kernel-Process
+    /// ImageLoad): its program's name where no process event gave one.
+    Image {
+        pid: u32,
+        path: String,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -124,6 +140,7 @@ impl Processes {
                     },
                 }
             }
+            Event::Image { pid, path } => self.name_from_image(pid, time, &path),
             Event::Thread { lifetime, pid, tid } => {
                 if lifetime == Lifetime::Ended {
                     return;
@@ -133,6 +150,39 @@ impl Processes {
                 if entries.last().is_none_or(|&(_, p)| p != pid) {
                     entries.push((start, pid));
                 }
+            }
+        }
+    }
+
+    /// Names a process by the program (`.exe`) loaded into it, when no
+    /// process event named it: traces without the Process group (a kernel
+    /// logger with image loads only) still say which program each id was.
+    fn name_from_image(&mut self, pid: u32, time: Time, path: &str) {
+        let image = file_name(path);
+        let is_program = image.len() > 4
+            && image.is_char_boundary(image.len() - 4)
+            && image[image.len() - 4..].eq_ignore_ascii_case(".exe");
+        // Idle and System load the kernel and drivers, not programs of their own.
+        if !is_program || pid <= 4 {
+            return;
+        }
+        match self.current(pid, time) {
+            Some(i) if self.list[i].end.is_none_or(|end| end >= time) => {
+                let p = &mut self.list[i];
+                if p.image.is_empty() {
+                    p.image = image.to_string();
+                }
+            }
+            _ => {
+                self.list.push(Process {
+                    pid,
+                    parent: None,
+                    image: image.to_string(),
+                    command_line: None,
+                    start: None,
+                    end: None,
+                });
+                self.by_pid.entry(pid).or_default().push(self.list.len() - 1);
             }
         }
     }

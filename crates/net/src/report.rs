@@ -19,7 +19,7 @@ use crate::errors;
 use crate::event::Time;
 use crate::model::Network;
 use crate::pools;
-use crate::transport::{ConnId, Connection, Ending, Origin, Transport};
+use crate::transport::{ConnId, Connection, Direction, Transport, failure_state};
 use crate::winsock::{SockId, Socket};
 
 /// Events of different layers about one operation are this close in time
@@ -71,13 +71,23 @@ pub struct RequestRow {
     pub service: Option<String>,
     /// The address's class where it has one (Loopback, Private Network …).
     pub network: Option<&'static str>,
+    /// Who began it (a socket waiting for peers: `listen`).
+    pub direction: Direction,
+    /// The protocol's answer: an HTTP status line, an LDAP result; `None`
+    /// for socket and transport rows, whose protocol the trace cannot read.
     pub status: Option<String>,
+    /// The state of the transport under the row (its connection or
+    /// socket), in [`transport::state_name`](crate::transport::state_name)'s
+    /// words; `None` where no connection or socket is known.
+    pub state: Option<&'static str>,
     /// `None` where the layer does not count bytes (never a made-up 0).
     pub bytes_sent: Option<u64>,
     pub bytes_received: Option<u64>,
     pub start: Time,
-    /// `None` when the end is unknown; the trace's end when it was still open.
+    /// `None` when no event tells its end (the provider logs none, or it
+    /// was lost); the trace's end when it was still open then.
     pub end: Option<Time>,
+    /// Still open when the trace ended (`end` is the trace's end).
     pub open_at_end: bool,
     pub error: Option<String>,
     pub activity: Option<Guid>,
@@ -113,7 +123,9 @@ impl RequestRow {
             port: None,
             service: None,
             network: None,
+            direction: Direction::Outbound,
             status: None,
+            state: None,
             bytes_sent: None,
             bytes_received: None,
             start,
@@ -140,7 +152,9 @@ pub struct ConnectionRow {
     pub local: Option<Endpoint>,
     pub remote: Option<Endpoint>,
     pub server: Option<String>,
+    /// The transport's state (see [`transport::state_name`](crate::transport::state_name)).
     pub state: &'static str,
+    pub direction: Direction,
     pub origin: &'static str,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -349,7 +363,8 @@ impl<'n> Gatherer<'n> {
     /// The TCP connection of a stream socket: same local port and remote end
     /// where known, same process, overlapping lifetimes; the latest such.
     pub(crate) fn socket_connection(&self, s: &Socket) -> Option<ConnId> {
-        if s.is_datagram() {
+        // A listener has no connection of its own: those it accepted have sockets of theirs.
+        if s.is_datagram() || s.listening {
             return None;
         }
         let window = (s.created, s.closed.unwrap_or(self.net.trace_end));
@@ -436,16 +451,45 @@ impl<'n> Gatherer<'n> {
     }
 }
 
-/// A connection's state, in words.
-pub fn state(c: &Connection) -> &'static str {
-    match (c.ending, c.origin) {
-        (Some(Ending::Closed), _) => "closed",
-        (Some(Ending::Failed), _) => "failed",
-        (Some(Ending::Aborted), _) => "aborted",
-        (Some(Ending::Abandoned), _) => "abandoned",
-        (None, _) if c.transport == Transport::Udp => "active",
-        (None, Origin::Connect) if c.connected.is_none() => "connecting",
-        (None, _) => "open",
+/// A socket's local end: its connection's where the socket was bound to
+/// any address (0.0.0.0) and TCPIP knows which one it got.
+pub(crate) fn socket_local(s: &Socket, conn: Option<&Connection>) -> Option<Endpoint> {
+    conn.and_then(|c| c.local).filter(|l| s.local.is_none_or(|sl| sl.port == l.port)).or(s.local)
+}
+
+/// A socket's transport state: its connection's where TCPIP saw it (which
+/// knows resets and refusals), else what AFD says (its failure status, its close).
+pub(crate) fn socket_state(s: &Socket, conn: Option<&Connection>) -> &'static str {
+    if let Some(c) = conn {
+        return c.state();
+    }
+    if let Some(state) = s.status.filter(|&st| st >= 0xC000_0000).map(|st| failure_state(Some(st)).unwrap_or("failed"))
+    {
+        return state;
+    }
+    match (s.closed, s.is_datagram()) {
+        (Some(_), _) => "closed",
+        (None, _) if s.listening => "open",
+        (None, true) => "active",
+        (None, false) if s.connected.is_none() && s.origin != crate::winsock::SockOrigin::Accepted => "connecting",
+        (None, false) => "open",
+    }
+}
+
+/// The service a flow is for: the remote port's, or for a flow a peer began, the local port's.
+pub(crate) fn service_of(
+    transport: Transport,
+    direction: Direction,
+    local: Option<Endpoint>,
+    remote: Option<Endpoint>,
+) -> Option<&'static str> {
+    let port = match direction {
+        Direction::Outbound => remote?.port,
+        Direction::Inbound | Direction::Listen => local?.port,
+    };
+    match transport {
+        Transport::Tcp => crate::services::tcp(port),
+        Transport::Udp => crate::services::udp(port),
     }
 }
 
@@ -465,7 +509,8 @@ impl Network {
         g.ldap_rows(&mut requests);
         g.winsock_rows(&mut requests);
         g.transport_rows(&mut requests);
-        requests.sort_by_key(|r| r.start);
+        // What the machine began first, then what peers began, then listeners; each by time.
+        requests.sort_by_key(|r| (r.direction, r.start));
         for r in &mut requests {
             r.activity_events = r.activity.and_then(|a| self.activities.get(&a)).map(|a| a.events);
             r.app = r.pid.zip(r.threads.first().copied()).and_then(|thread| self.apps.at(thread, r.start));
@@ -501,7 +546,8 @@ impl Network {
                     local: c.local,
                     remote: c.remote,
                     server,
-                    state: state(c),
+                    state: c.state(),
+                    direction: c.direction(),
                     origin: c.origin.name(),
                     bytes_sent: bytes.sent,
                     bytes_received: bytes.received,

@@ -49,15 +49,90 @@ impl Origin {
     }
 }
 
+/// Who began a flow: this machine (outbound), a peer (inbound), or nobody
+/// yet (a socket waiting for peers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    Outbound,
+    Inbound,
+    Listen,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Outbound => "outbound",
+            Direction::Inbound => "inbound",
+            Direction::Listen => "listen",
+        }
+    }
+
+    /// The direction of a flow whose start was not seen, from its ends: a
+    /// flow to a multicast or broadcast local address, or from a peer's
+    /// ephemeral port to a well-known local port, was begun by the peer.
+    pub fn inferred(transport: Transport, local: Option<&Endpoint>, remote: Option<&Endpoint>) -> Direction {
+        let Some(local) = local else { return Direction::Outbound };
+        if local.address.is_group() {
+            return Direction::Inbound;
+        }
+        let Some(remote) = remote else { return Direction::Outbound };
+        let known = |port: u16| match transport {
+            Transport::Tcp => crate::services::tcp(port).is_some(),
+            Transport::Udp => crate::services::udp(port).is_some(),
+        };
+        if known(local.port) && !known(remote.port) && remote.port >= 1024 {
+            Direction::Inbound
+        } else {
+            Direction::Outbound
+        }
+    }
+}
+
 /// How a record ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
     Closed,
-    /// The connect attempt failed (refused, unreachable, timed out).
+    /// The connect attempt failed (refused, unreachable); its status says why.
     Failed,
+    /// The connect attempt timed out.
+    TimedOut,
+    /// Reset (abortive close).
     Aborted,
     /// Its key was reused while it was open: its close was lost.
     Abandoned,
+}
+
+/// NTSTATUS codes that name how a connect ended.
+const STATUS_IO_TIMEOUT: u32 = 0xC000_00B5;
+const STATUS_CONNECTION_REFUSED: u32 = 0xC000_0236;
+const STATUS_CONNECTION_RESET: u32 = 0xC000_020D;
+const STATUS_CONNECTION_ABORTED: u32 = 0xC000_0241;
+
+/// The transport's state of a connection or socket, in the words every
+/// table uses: `connecting`, `open` (TCP), `active` (UDP, not closed),
+/// `closed`, `reset`, `refused`, `timed out`, `failed` (other connect
+/// failures: the error column says which), `abandoned` (its close was lost).
+pub fn state_name(transport: Transport, ending: Option<Ending>, status: Option<u32>, connected: bool) -> &'static str {
+    match ending {
+        Some(Ending::Closed) => "closed",
+        Some(Ending::TimedOut) => "timed out",
+        Some(Ending::Aborted) => "reset",
+        Some(Ending::Abandoned) => "abandoned",
+        Some(Ending::Failed) => failure_state(status).unwrap_or("failed"),
+        None if transport == Transport::Udp => "active",
+        None if !connected => "connecting",
+        None => "open",
+    }
+}
+
+/// The state a failure status names, where it names one.
+pub fn failure_state(status: Option<u32>) -> Option<&'static str> {
+    match status? {
+        STATUS_IO_TIMEOUT => Some("timed out"),
+        STATUS_CONNECTION_REFUSED => Some("refused"),
+        STATUS_CONNECTION_RESET | STATUS_CONNECTION_ABORTED => Some("reset"),
+        _ => None,
+    }
 }
 
 /// Bytes in each direction.
@@ -148,6 +223,23 @@ impl Connection {
 
     pub fn is_open(&self) -> bool {
         self.closed.is_none()
+    }
+
+    /// Who began it: seen connecting or accepting, else inferred from its ends.
+    pub fn direction(&self) -> Direction {
+        match self.origin {
+            Origin::Connect => Direction::Outbound,
+            Origin::Accept => Direction::Inbound,
+            Origin::Rundown | Origin::Inferred => {
+                Direction::inferred(self.transport, self.local.as_ref(), self.remote.as_ref())
+            }
+        }
+    }
+
+    /// Its state, as [`state_name`] words it.
+    pub fn state(&self) -> &'static str {
+        let connected = self.connected.is_some() || self.origin != Origin::Connect;
+        state_name(self.transport, self.ending, self.status, connected)
     }
 
     /// Sets the process from a payload or a synchronous caller (`sure`), or

@@ -29,6 +29,8 @@ pub struct Peer {
     pub last: Time,
     /// Threads that sent or received.
     pub threads: Vec<u32>,
+    /// The first datagram came from the peer: the peer began the exchange.
+    pub began_by_peer: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -61,6 +63,8 @@ pub struct Socket {
     pub threads: Vec<u32>,
     /// Created and closed without an address, a port or a byte: nothing to show.
     pub inert: bool,
+    /// Peers' connections were accepted from it: a listening socket.
+    pub listening: bool,
     /// Its creation (AfdCreate: the creating thread's stack).
     pub started_by: Option<crate::pools::Origin>,
 }
@@ -103,6 +107,7 @@ impl Socket {
             last: time,
             threads: Vec::new(),
             inert: false,
+            listening: false,
             started_by: None,
         }
     }
@@ -145,11 +150,22 @@ impl Socket {
         }
     }
 
-    pub fn peer_mut(&mut self, remote: Endpoint, time: Time) -> &mut Peer {
+    /// The peer at `remote`, new if none yet; `sent` says whether this
+    /// first datagram went out (else the peer began the exchange).
+    pub fn peer_mut(&mut self, remote: Endpoint, time: Time, sent: bool) -> &mut Peer {
         let i = match self.peers.iter().position(|p| p.remote == remote) {
             Some(i) => i,
             None => {
-                self.peers.push(Peer { remote, sent: 0, received: 0, first: time, last: time, threads: Vec::new() });
+                let began_by_peer = !sent;
+                self.peers.push(Peer {
+                    remote,
+                    sent: 0,
+                    received: 0,
+                    first: time,
+                    last: time,
+                    threads: Vec::new(),
+                    began_by_peer,
+                });
                 self.peers.len() - 1
             }
         };

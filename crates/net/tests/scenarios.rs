@@ -26,6 +26,8 @@ struct Run {
 
 struct Logged {
     provider: Guid,
+    activity: Guid,
+    related: Guid,
     id: u16,
     version: u8,
     pid: Option<u32>,
@@ -49,6 +51,8 @@ fn run(scenario: Scenario) -> Run {
         let seconds = r.timestamp.saturating_sub(start) as f64 / 1e7;
         events.push(Logged {
             provider: r.provider,
+            activity: r.activity_id,
+            related: r.extended.related_activity_id().unwrap_or_default(),
             id: r.id,
             version: r.version,
             pid: r.process_id,
@@ -162,11 +166,14 @@ fn request_columns(r: &RequestRow) -> Vec<(&'static str, String)> {
         ("port", opt(&r.port)),
         ("service", opt(&r.service)),
         ("network", opt(&r.network)),
+        ("direction", r.direction.name().to_string()),
         ("status", opt(&r.status)),
+        ("state", opt(&r.state)),
         ("bytes_sent", opt(&r.bytes_sent)),
         ("bytes_received", opt(&r.bytes_received)),
         ("error", opt(&r.error)),
         ("open_at_end", r.open_at_end.to_string()),
+        ("local", opt(&r.local)),
         ("app", opt(&r.app)),
     ]
 }
@@ -180,6 +187,7 @@ fn connection_columns(r: &ConnectionRow) -> Vec<(&'static str, String)> {
         ("remote", opt(&r.remote)),
         ("server", opt(&r.server)),
         ("state", r.state.to_string()),
+        ("direction", r.direction.name().to_string()),
         ("origin", r.origin.to_string()),
         ("bytes_sent", r.bytes_sent.to_string()),
         ("bytes_received", r.bytes_received.to_string()),
@@ -920,11 +928,11 @@ fn s08_connect_failures() {
     let mut c = Checks::new("connect-failures");
     // WinHTTP claims its sockets: two rows, no Winsock or TCP row besides.
     if let Some(rows) = c.count("fetcher.exe's requests", run.requests(9100), 2) {
-        for (i, (r, (url, ip, port))) in rows
+        for (i, (r, (url, ip, port, state))) in rows
             .iter()
             .zip([
-                ("https://refused.example.com:8443/health", "198.51.100.7", "8443"),
-                ("https://unreachable.example.com/", "198.51.100.99", "443"),
+                ("https://refused.example.com:8443/health", "198.51.100.7", "8443", "refused"),
+                ("https://unreachable.example.com/", "198.51.100.99", "443", "timed out"),
             ])
             .enumerate()
         {
@@ -938,6 +946,7 @@ fn s08_connect_failures() {
                     ("ip", ip),
                     ("port", port),
                     ("status", "null"),
+                    ("state", state),
                     ("bytes_sent", "0"),
                     ("bytes_received", "0"),
                     ("error", CANNOT_CONNECT),
@@ -952,14 +961,12 @@ fn s08_connect_failures() {
         // TCPIP's failures: the RST first, nc.exe's next, the timeout last.
         let failures = run.times("TCPIP", 1034, None);
         let ends = [failures[0], failures[failures.len() - 1]];
-        for (i, (conn, (remote, error))) in
-            conns.iter().zip([("198.51.100.7:8443", REFUSED), ("198.51.100.99:443", TIMED_OUT)]).enumerate()
+        for (i, (conn, (remote, error, state))) in conns
+            .iter()
+            .zip([("198.51.100.7:8443", REFUSED, "refused"), ("198.51.100.99:443", TIMED_OUT, "timed out")])
+            .enumerate()
         {
-            c.connection(
-                remote,
-                conn,
-                &[("remote", remote), ("state", "failed"), ("error", error), ("layer", "WinHTTP")],
-            );
+            c.connection(remote, conn, &[("remote", remote), ("state", state), ("error", error), ("layer", "WinHTTP")]);
             let from = run.time("TCPIP", 1002, Some(9100), i);
             c.span(&run, remote, (conn.start, conn.end), (from, ends[i]));
         }
@@ -975,13 +982,15 @@ fn s08_connect_failures() {
                 ("port", "22"),
                 ("service", "SSH"),
                 ("network", "Private Network (A)"),
+                ("direction", "outbound"),
                 ("error", REFUSED),
-                ("status", REFUSED),
+                ("status", "null"),
+                ("state", "refused"),
             ],
         );
     }
     if let Some(conns) = c.count("nc.exe's connections", run.connections(9200), 1) {
-        c.connection("refused", conns[0], &[("state", "failed"), ("error", REFUSED), ("layer", "Winsock")]);
+        c.connection("refused", conns[0], &[("state", "refused"), ("error", REFUSED), ("layer", "Winsock")]);
     }
     c.done();
 }
@@ -1073,6 +1082,21 @@ fn s09_dns() {
         c.that(
             format_args!("both resolvers reported it: {:?}", hit[0].resolvers),
             hit[0].resolvers.contains(&"getaddrinfo"),
+        );
+        // A cache hit lasts from the service's cache lookup (3018) to the
+        // caller's completion (3008): short, but not zero.
+        let looked = run.time("Microsoft-Windows-DNS-Client", 3018, None, 0);
+        let completions = run.times("Microsoft-Windows-DNS-Client", 3008, Some(9500));
+        let done = completions.into_iter().find(|&t| t > looked).expect("a 3008 after the cache lookup");
+        c.that(format_args!("cache lookup {looked} before completion {done}"), looked < done);
+        let from_getaddrinfo = run.seconds(hit[0].start) < looked;
+        c.that(format_args!("cached: starts by the cache lookup {looked}"), run.seconds(hit[0].start) <= looked);
+        if !from_getaddrinfo {
+            c.near("cached: start", Some(run.seconds(hit[0].start)), looked);
+        }
+        c.that(
+            format_args!("cached: ends at or after {done}"),
+            hit[0].end.is_some_and(|e| run.seconds(e) >= done - 1e-7),
         );
     }
     if let Some(failed) = c.count("lookups of nosuch.example.com", run.queries("nosuch.example.com"), 1) {
@@ -1195,7 +1219,8 @@ fn s11_mid_connection() {
                 r,
                 &[
                     ("ip", "20.190.160.1"),
-                    ("status", "open"),
+                    ("status", "null"),
+                    ("state", "open"),
                     ("open_at_end", "true"),
                     ("bytes_sent", "0"),
                     ("bytes_received", "0"),
@@ -1567,7 +1592,26 @@ fn s17_ldap() {
 fn s18_server() {
     let run = run(scenarios::server);
     let mut c = Checks::new("server");
-    if let Some(rows) = c.count("devserver.exe's requests", run.requests(18100), 2) {
+    // Accepted connections are inbound, for the local port's service; the
+    // listening socket is a row of its own, after them.
+    let rows = run.requests(18100);
+    let (listening, accepted): (Vec<&RequestRow>, Vec<&RequestRow>) =
+        rows.into_iter().partition(|r| r.direction == nettrail_net::Direction::Listen);
+    if let Some(listening) = c.count("devserver.exe's listening sockets", listening, 1) {
+        c.request(
+            "listener",
+            listening[0],
+            &[
+                ("layer", "Winsock"),
+                ("direction", "listen"),
+                ("local", "0.0.0.0:8080"),
+                ("service", "HTTP"),
+                ("ip", "null"),
+                ("bytes_sent", "null"),
+            ],
+        );
+    }
+    if let Some(rows) = c.count("devserver.exe's accepted connections", accepted, 2) {
         for (r, (ip, port)) in rows.iter().zip([("192.168.1.50", "53001"), ("192.168.1.51", "61002")]) {
             c.request(
                 ip,
@@ -1576,6 +1620,9 @@ fn s18_server() {
                     ("process", "devserver.exe"),
                     ("first_thread", "18120"),
                     ("layer", "Winsock"),
+                    ("direction", "inbound"),
+                    ("service", "HTTP"),
+                    ("local", "192.168.1.23:8080"),
                     ("ip", ip),
                     ("port", port),
                     ("network", "Private Network (C)"),
@@ -1590,7 +1637,13 @@ fn s18_server() {
             c.connection(
                 "accepted",
                 conn,
-                &[("origin", "accept"), ("local", "192.168.1.23:8080"), ("layer", "Winsock"), ("state", "closed")],
+                &[
+                    ("origin", "accept"),
+                    ("direction", "inbound"),
+                    ("local", "192.168.1.23:8080"),
+                    ("layer", "Winsock"),
+                    ("state", "closed"),
+                ],
             );
         }
     }
@@ -1666,12 +1719,21 @@ fn s19_loopback_private() {
         }
     }
     c.eq("client.exe's rows", client.len(), 4);
-    if let Some(rows) = c.count("devserver.exe's requests", run.requests(19200), 1) {
+    if let Some(rows) = c.count("devserver.exe's requests", run.requests(19200), 2) {
+        let (accepted, listener) =
+            if rows[0].direction == nettrail_net::Direction::Inbound { (rows[0], rows[1]) } else { (rows[1], rows[0]) };
         c.request(
             "accepted loopback",
-            rows[0],
-            &[("ip", "127.0.0.1"), ("network", "Loopback"), ("bytes_sent", "2000"), ("bytes_received", "120")],
+            accepted,
+            &[
+                ("direction", "inbound"),
+                ("ip", "127.0.0.1"),
+                ("network", "Loopback"),
+                ("bytes_sent", "2000"),
+                ("bytes_received", "120"),
+            ],
         );
+        c.request("listener", listener, &[("direction", "listen"), ("local", "127.0.0.1:8080")]);
     }
     if let Some(rows) = c.count("ssh.exe's requests", run.requests(19300), 1) {
         c.request("ssh", rows[0], &[("ip", "172.16.5.5"), ("network", "Private Network (B)"), ("service", "SSH")]);
@@ -1843,7 +1905,9 @@ fn kernel_only(run: &Run, c: &mut Checks) {
                 ("layer", "TCP"),
                 ("ip", "52.96.165.18"),
                 ("port", "443"),
-                ("status", "closed"),
+                ("direction", "outbound"),
+                ("status", "null"),
+                ("state", "closed"),
                 ("bytes_sent", "1690"),
                 ("bytes_received", "5280"),
             ],
@@ -1881,15 +1945,21 @@ fn kernel_only(run: &Run, c: &mut Checks) {
             rows[0],
             &[
                 ("process", "System"),
+                ("direction", "inbound"),
                 ("ip", "192.168.1.60"),
                 ("port", "60841"),
+                ("service", "SMB"),
                 ("bytes_sent", "4368"),
                 ("bytes_received", "383"),
             ],
         );
     }
     if let Some(conns) = c.count("System's connections", run.connections(4), 1) {
-        c.connection("accepted", conns[0], &[("origin", "accept"), ("local", "192.168.1.23:445")]);
+        c.connection(
+            "accepted",
+            conns[0],
+            &[("origin", "accept"), ("direction", "inbound"), ("local", "192.168.1.23:445")],
+        );
     }
 }
 
@@ -1906,6 +1976,41 @@ fn kernel_network_only() {
     let run = run(scenarios::kernel_network);
     let mut c = Checks::new("kernel-network");
     kernel_only(&run, &mut c);
+    c.done();
+}
+
+/// Every request's `activity_events` counts the events that name its
+/// activity (as their own or as related), as `dump --activity` lists them.
+#[test]
+fn activity_counts_are_the_events_listed() {
+    let mut checked = 0;
+    for (name, _, scenario) in scenarios::ALL {
+        let run = run(*scenario);
+        let mut c = Checks::new(name);
+        for r in &run.report.requests {
+            let Some(activity) = r.activity else { continue };
+            let listed = run.events.iter().filter(|e| e.activity == activity || e.related == activity).count();
+            c.eq(format_args!("{:?} {:?}: activity_events", r.layer, r.url), r.activity_events, Some(listed as u64));
+            checked += 1;
+        }
+        c.done();
+    }
+    assert!(checked > 20, "only {checked} requests with activities");
+}
+
+/// Without process events, the kernel's image loads name each process.
+#[test]
+fn kernel_network_with_image_loads_only() {
+    let run = run(scenarios::kernel_network_images);
+    let mut c = Checks::new("kernel-network-images");
+    let lifetimes = [kernel_class("Process"), kernel_class("Thread")].map(|c| c.expect("a kernel class"));
+    c.that("no process or thread events", run.events.iter().all(|e| !lifetimes.contains(&e.provider)));
+    kernel_only(&run, &mut c);
+    for (pid, image) in [(30100, "perfclient.exe"), (30200, "OneDrive.exe"), (1372, "svchost.exe")] {
+        if let Some(rows) = c.count(&format!("{image}'s requests"), run.requests(pid), 1) {
+            c.request(image, rows[0], &[("process", image)]);
+        }
+    }
     c.done();
 }
 
@@ -1938,9 +2043,56 @@ fn sample_session() {
     if let Some(rows) = c.count("W32Time's requests", run.requests(1744), 1) {
         c.request("NTP", rows[0], &[("service", "NTP"), ("server", "time.windows.com")]);
     }
+    // The search ends with the answer's last bytes on its socket; its row
+    // and the socket's agree on the socket's ends.
+    let winsock = run.layer(7012, Layer::Winsock);
     let ldap = run.layer(7012, Layer::Ldap);
-    if let Some(rows) = c.count("LDAP searches", ldap, 1) {
-        c.request("search", rows[0], &[("server", "dc01.corp.example.com"), ("method", "SEARCH")]);
+    if let (Some(rows), Some(socket)) = (c.count("LDAP searches", ldap, 1), c.count("LDAP sockets", winsock, 1)) {
+        c.request(
+            "search",
+            rows[0],
+            &[
+                ("server", "dc01.corp.example.com"),
+                ("method", "SEARCH"),
+                ("local", "192.168.1.23:50421"),
+                ("status", "null"),
+                ("state", "closed"),
+                ("open_at_end", "false"),
+            ],
+        );
+        c.request("LDAP socket", socket[0], &[("local", "192.168.1.23:50421"), ("state", "closed")]);
+        let answered = *run.times("Microsoft-Windows-Winsock-AFD", 1004, Some(7012)).last().expect("receives");
+        c.span(&run, "search", (rows[0].start, rows[0].end), (run.time("LDAP-Client", 30, Some(7012), 0), answered));
+    }
+    // The sample logs no query starts (3006): each lookup starts at the
+    // Dnscache service's wire query (3009), before its UDP exchange, and
+    // ends at the asking process's completion (3008).
+    let sockets = run.connections(1372);
+    let asked = [
+        ("www.example.com", 4820),
+        ("templates.office.example", 5630),
+        ("time.windows.com", 1744),
+        ("dc01.corp.example.com", 7012),
+    ];
+    for (n, (name, pid)) in asked.into_iter().enumerate() {
+        let Some(q) = c.count(&format!("lookups of {name}"), run.queries(name), 1) else { continue };
+        let sent = run.time("Microsoft-Windows-DNS-Client", 3009, None, n);
+        let done = run.time("Microsoft-Windows-DNS-Client", 3008, Some(pid), 0);
+        if name != "www.example.com" {
+            // The browser's own resolver (getaddrinfo) began before the service did.
+            c.near(format_args!("{name}: start"), Some(run.seconds(q[0].start)), sent);
+        }
+        c.that(format_args!("{name}: starts by {sent}"), run.seconds(q[0].start) <= sent);
+        c.that(
+            format_args!("{name}: ends at or after its 3008 ({done}): {:?}", q[0].end.map(|e| run.seconds(e))),
+            q[0].end.is_some_and(|e| run.seconds(e) >= done - 1e-7),
+        );
+        if let Some(udp) = sockets.get(n) {
+            c.that(format_args!("{name}: starts before its UDP exchange"), q[0].start < udp.start);
+        }
+        if matches!(name, "time.windows.com" | "dc01.corp.example.com") {
+            c.near(format_args!("{name}: end"), q[0].end.map(|e| run.seconds(e)), done);
+        }
     }
     c.done();
 }

@@ -95,7 +95,7 @@ fn every_synthesized_event_decodes_alike_from_built_ins_its_manifest_and_its_met
         (("Microsoft-Windows-DNS-Client", 4), 3),
         (("Microsoft-Windows-DNS-Client", 8), 80),
         (("Microsoft-Windows-HttpService", 8), 15),
-        (("Microsoft-Windows-Kernel-Network", 8), 24),
+        (("Microsoft-Windows-Kernel-Network", 8), 48),
         (("Microsoft-Windows-LDAP-Client", 8), 3),
         (("Microsoft-Windows-TCPIP", 8), 2_911),
         (("Microsoft-Windows-WebIO", 4), 28),

@@ -55,8 +55,9 @@ impl<'f> Analysed<'f> {
     }
 }
 
-/// The request rows, numbered in start order (the number `nettrail stack
-/// --request` takes), that the filters keep.
+/// The request rows that the filters keep, numbered in the report's order
+/// (outbound, inbound, listen; each by start): the number `nettrail stack
+/// --request` takes.
 pub fn requests<'r>(report: &'r Report, filters: &Filters) -> Vec<Request<'r>> {
     report
         .requests

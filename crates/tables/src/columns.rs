@@ -9,6 +9,7 @@ use nettrail_net::{ConnectionRow, DnsRow, Report, RequestRow, ServerRow, Stitche
 use crate::cell::Kind::{Bool, Float, Int, IntList, Text, TextList, Timestamp};
 use crate::cell::{Cell, Column, column};
 use crate::select::Filterable;
+use nettrail_net::Direction;
 
 fn utc(t: i64) -> Cell {
     Cell::Time(t)
@@ -30,7 +31,7 @@ fn hex(v: Option<u64>) -> Cell {
     Cell::opt(v.map(|v| format!("0x{v:x}")))
 }
 
-/// A request row with its number (its place in start order, which
+/// A request row with its number (its place in the report's order, which
 /// `nettrail stack --request` takes) and, when asked for, its stitched stacks.
 #[derive(Debug)]
 pub struct Request<'r> {
@@ -96,6 +97,7 @@ pub fn requests_from<'r>(t0: i64) -> Vec<Column<Request<'r>>> {
             Cell::Numbers(r.threads.iter().map(|&t| u64::from(t)).collect())
         }),
         column("layer", Text, true, |r: &Request| Cell::text(r.layer.name())),
+        column("direction", Text, true, |r: &Request| Cell::text(r.direction.name())),
         column("protocol", Text, false, |r: &Request| Cell::opt(r.protocol.clone())),
         column("method", Text, true, |r: &Request| Cell::opt(r.method.clone())),
         column("server", Text, true, |r: &Request| Cell::opt(r.server.clone())),
@@ -105,6 +107,7 @@ pub fn requests_from<'r>(t0: i64) -> Vec<Column<Request<'r>>> {
         column("service", Text, true, |r: &Request| Cell::opt(r.service.clone())),
         column("network", Text, false, |r: &Request| Cell::opt(r.network)),
         column("status", Text, true, |r: &Request| Cell::opt(r.status.clone())),
+        column("state", Text, true, |r: &Request| Cell::opt(r.state)),
         column("bytes_sent", Int, true, |r: &Request| Cell::opt(r.bytes_sent)),
         column("bytes_received", Int, true, |r: &Request| Cell::opt(r.bytes_received)),
         column("start_utc", Timestamp, false, |r: &Request| utc(r.start)),
@@ -121,6 +124,10 @@ pub fn requests_from<'r>(t0: i64) -> Vec<Column<Request<'r>>> {
 impl Filterable for Request<'_> {
     fn process(&self) -> (Option<&str>, Option<u32>) {
         (self.process.as_deref(), self.pid)
+    }
+
+    fn direction(&self) -> Option<Direction> {
+        Some(self.row.direction)
     }
 
     fn hosts(&self) -> Vec<String> {
@@ -148,6 +155,7 @@ pub fn connections_from(t0: i64) -> Vec<Column<ConnectionRow>> {
         column("pid", Int, true, |r: &ConnectionRow| Cell::opt(r.pid)),
         column("thread", Int, false, |r: &ConnectionRow| Cell::opt(r.thread)),
         column("protocol", Text, true, |r: &ConnectionRow| Cell::text(r.protocol)),
+        column("direction", Text, true, |r: &ConnectionRow| Cell::text(r.direction.name())),
         column("local", Text, true, |r: &ConnectionRow| Cell::opt(r.local.map(|e| e.to_string()))),
         column("remote", Text, true, |r: &ConnectionRow| Cell::opt(r.remote.map(|e| e.to_string()))),
         column("server", Text, true, |r: &ConnectionRow| Cell::opt(r.server.clone())),
@@ -167,6 +175,10 @@ pub fn connections_from(t0: i64) -> Vec<Column<ConnectionRow>> {
 impl Filterable for ConnectionRow {
     fn process(&self) -> (Option<&str>, Option<u32>) {
         (self.process.as_deref(), self.pid)
+    }
+
+    fn direction(&self) -> Option<Direction> {
+        Some(self.direction)
     }
 
     fn hosts(&self) -> Vec<String> {

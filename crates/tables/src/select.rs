@@ -2,6 +2,8 @@
 
 use std::cmp::Ordering;
 
+use nettrail_net::transport::Direction;
+
 use crate::cell::{Cell, Column};
 
 /// What the filters look at in a row.
@@ -9,6 +11,10 @@ pub trait Filterable {
     fn process(&self) -> (Option<&str>, Option<u32>);
     fn hosts(&self) -> Vec<String>;
     fn url(&self) -> Option<&str>;
+    /// Who began the row's flow, for tables that say.
+    fn direction(&self) -> Option<Direction> {
+        None
+    }
 }
 
 /// Which rows to keep: each filter given must match (case-insensitive substrings).
@@ -20,6 +26,8 @@ pub struct Filters {
     pub host: Option<String>,
     /// A URL containing this.
     pub url: Option<String>,
+    /// Flows begun this way (outbound, inbound, listen).
+    pub direction: Option<Direction>,
 }
 
 fn contains(haystack: &str, needle: &str) -> bool {
@@ -46,6 +54,9 @@ impl Filters {
         if let Some(u) = &self.url
             && !row.url().is_some_and(|x| contains(x, u))
         {
+            return false;
+        }
+        if self.direction.is_some() && row.direction() != self.direction {
             return false;
         }
         true

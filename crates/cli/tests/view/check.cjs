@@ -60,14 +60,20 @@ async function sample(page, results) {
   const events = await page.$$eval('#panel-requests .details table.events tbody tr', (r) => r.length);
   check(events === expect.style_events, 'style.css request lists ' + expect.style_events + ' events, not ' + events);
 
-  // Sort by duration, both ways (the LDAP row has none: last both ways).
+  // Sort by duration, both ways.
   await page.click('#panel-requests .vt-th:text-is("duration_s")');
   let d = (await columnTexts(page, 'requests', 'duration_s')).filter((x) => x !== '').map(Number);
   check(d.every((v, i) => i === 0 || d[i - 1] <= v), 'ascending durations ' + d);
   await page.click('#panel-requests .vt-th:text-is("duration_s")');
   d = (await columnTexts(page, 'requests', 'duration_s')).filter((x) => x !== '').map(Number);
   check(d.every((v, i) => i === 0 || d[i - 1] >= v), 'descending durations ' + d);
-  check((await columnTexts(page, 'requests', 'duration_s')).pop() === '', 'no duration sorts last');
+  // Sort by status, both ways: the socket rows have none and stay last.
+  for (const way of ['ascending', 'descending']) {
+    await page.click('#panel-requests .vt-th:text-is("status")');
+    const s = await columnTexts(page, 'requests', 'status');
+    const empty = s.findIndex((x) => x === '');
+    check(empty > 0 && s.slice(empty).every((x) => x === ''), 'no status sorts last, ' + way + ': ' + s);
+  }
   await page.click('#panel-requests .vt-th:text-is("request")');
 
   // Filter on any column.

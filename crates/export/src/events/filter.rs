@@ -99,9 +99,19 @@ impl Filter {
         if self.guids.is_empty() && self.names.is_empty() {
             return true;
         }
-        self.guids.contains(&e.provider)
-            || name.is_some_and(|n| self.names.iter().any(|wanted| n.eq_ignore_ascii_case(wanted)))
+        self.guids.contains(&e.provider) || name.is_some_and(|n| self.names.iter().any(|wanted| names_match(n, wanted)))
     }
+}
+
+/// A provider's name as people type it: whole, or without the
+/// `Microsoft-Windows-` every Windows provider's name begins with.
+fn names_match(name: &str, wanted: &str) -> bool {
+    const WINDOWS: &str = "microsoft-windows-";
+    name.eq_ignore_ascii_case(wanted)
+        || (name.len() > WINDOWS.len()
+            && name.is_char_boundary(WINDOWS.len())
+            && name[..WINDOWS.len()].eq_ignore_ascii_case(WINDOWS)
+            && name[WINDOWS.len()..].eq_ignore_ascii_case(wanted))
 }
 
 #[cfg(test)]
@@ -122,5 +132,13 @@ mod tests {
         }
         assert!("yesterday".parse::<TimeBound>().is_err());
         assert!("2012-13-01T00:00:00Z".parse::<TimeBound>().is_err());
+    }
+
+    #[test]
+    fn provider_names_with_or_without_the_windows_prefix() {
+        assert!(names_match("Microsoft-Windows-DNS-Client", "dns-client"));
+        assert!(names_match("Microsoft-Windows-DNS-Client", "microsoft-windows-dns-client"));
+        assert!(!names_match("Microsoft-Windows-DNS-Client", "client"));
+        assert!(!names_match("Windows Kernel/Process", "process"));
     }
 }

@@ -10,12 +10,13 @@
 //! already counted, and are skipped.
 
 use crate::address::Endpoint;
+use crate::errors;
 use crate::event::{Head, Props};
 use crate::pools::Pools;
 use crate::providers::ldap::Ldap;
-use crate::report::{Gatherer, Layer, RequestRow};
+use crate::report::{Gatherer, Layer, RequestRow, service_of, socket_local, socket_state};
+use crate::transport::{Direction, Transport};
 use crate::winsock::{SockId, SockOrigin, Socket, Sockets};
-use crate::{errors, services};
 
 /// Send locations whose bytes were already counted by another event.
 const DOUBLE_COUNTED_SENDS: [u32; 2] = [3073, 3024];
@@ -145,6 +146,7 @@ impl Sockets {
                 if e.exit || self.get(id).closed.is_none() {
                     let tid = tid_of(self.get(id));
                     self.close(id, t, tid);
+                    ldap.socket_closed(id);
                 }
             }
             Kind::Bind { address } => {
@@ -167,6 +169,7 @@ impl Sockets {
                 ldap.socket_used(head, id, self.get(id).pid);
             }
             Kind::Accept { address, accepted } => {
+                self.get_mut(id).listening = true;
                 let listener_local = self.get(id).local;
                 let accepted_id = match self.open(e.process, accepted) {
                     Some(a) => a,
@@ -197,11 +200,12 @@ impl Sockets {
                 }
                 if sent {
                     s.sent += bytes;
+                    ldap.socket_used(head, id, self.get(id).pid);
                 } else {
                     s.received += bytes;
-                }
-                if sent {
-                    ldap.socket_used(head, id, self.get(id).pid);
+                    if bytes > 0 {
+                        ldap.socket_received(id, t);
+                    }
                 }
             }
             Kind::Datagram { sent, bytes, peer } => {
@@ -212,7 +216,7 @@ impl Sockets {
                 let tid = tid_of(s);
                 s.used_by(tid, t);
                 if let (true, Some(peer)) = (counted, peer) {
-                    let p = s.peer_mut(peer, t);
+                    let p = s.peer_mut(peer, t, sent);
                     p.last = t;
                     if let Some(tid) = tid
                         && !p.threads.contains(&tid)
@@ -227,6 +231,8 @@ impl Sockets {
                 }
                 if sent {
                     ldap.socket_used(head, id, self.get(id).pid);
+                } else if counted && bytes > 0 {
+                    ldap.socket_received(id, t);
                 }
             }
             Kind::Abort => {
@@ -243,7 +249,8 @@ impl Sockets {
     }
 }
 
-/// Winsock sockets as request rows.
+/// Winsock sockets as request rows: one per stream socket that had a peer,
+/// one per peer of a datagram socket, one per listening socket.
 impl Gatherer<'_> {
     pub(crate) fn winsock_rows(&mut self, out: &mut Vec<RequestRow>) {
         let net = self.net;
@@ -257,13 +264,17 @@ impl Gatherer<'_> {
             }
             let ldap = self.ldap_sockets[id];
             let process = self.process(s.pid, s.created);
-            let status = s.status.map(errors::ntstatus);
             let error = s.status.filter(|&st| st >= 0xC000_0000).map(errors::ntstatus);
             if s.is_datagram() && !s.peers.is_empty() {
                 for p in &s.peers {
                     let conn = self.peer_connection(s, &p.remote, (p.first, p.last));
                     self.claim(conn, Layer::Winsock);
+                    let connection = conn.map(|c| net.connections.get(c));
+                    let local = socket_local(s, connection);
+                    let direction = if p.began_by_peer { Direction::Inbound } else { Direction::Outbound };
                     let (server, alt_names) = self.names(None, Some(&p.remote.address));
+                    let service =
+                        if ldap { Some("CLDAP") } else { service_of(Transport::Udp, direction, local, Some(p.remote)) };
                     out.push(RequestRow {
                         process: process.clone(),
                         pid: s.pid,
@@ -273,14 +284,15 @@ impl Gatherer<'_> {
                         alt_names,
                         ip: Some(p.remote.address),
                         port: Some(p.remote.port),
-                        service: if ldap { Some("CLDAP") } else { services::udp(p.remote.port) }.map(str::to_string),
+                        service: service.map(str::to_string),
                         network: p.remote.address.class(),
-                        status: status.clone(),
+                        direction,
+                        state: Some(socket_state(s, connection)),
                         bytes_sent: Some(p.sent),
                         bytes_received: Some(p.received),
                         end: Some(p.last),
                         error: error.clone(),
-                        local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
+                        local,
                         connection: conn,
                         started_by: self.started_by([s.started_by.as_ref()], conn),
                         ..RequestRow::new(Layer::Winsock, p.first)
@@ -288,17 +300,41 @@ impl Gatherer<'_> {
                 }
                 continue;
             }
-            // A socket that never had a peer (a listener, a bind-only socket) is not a request.
-            let Some(remote) = s.remote else { continue };
-            self.claim(conn, Layer::Winsock);
-            let (server, alt_names) = self.names(None, Some(&remote.address));
-            let service = if ldap {
-                Some("LDAP")
-            } else if s.ip_protocol() == "UDP" {
-                services::udp(remote.port)
-            } else {
-                services::tcp(remote.port)
+            let connection = conn.map(|c| net.connections.get(c));
+            let local = socket_local(s, connection);
+            let transport = if s.ip_protocol() == "UDP" { Transport::Udp } else { Transport::Tcp };
+            let end = Some(s.closed.unwrap_or(net.trace_end));
+            let Some(remote) = s.remote else {
+                // A socket that never had a peer is a request only when it
+                // listened for them; a bind-only socket is nothing to show.
+                if s.listening {
+                    out.push(RequestRow {
+                        process,
+                        pid: s.pid,
+                        threads: s.threads.clone(),
+                        protocol: Some(s.ip_protocol().to_string()),
+                        service: service_of(transport, Direction::Listen, local, None).map(str::to_string),
+                        direction: Direction::Listen,
+                        state: Some(socket_state(s, None)),
+                        end,
+                        open_at_end: s.closed.is_none(),
+                        error,
+                        local,
+                        started_by: self.started_by([s.started_by.as_ref()], None),
+                        ..RequestRow::new(Layer::Winsock, s.created)
+                    });
+                }
+                continue;
             };
+            self.claim(conn, Layer::Winsock);
+            let direction = match (s.origin, connection) {
+                (SockOrigin::Accepted, _) => Direction::Inbound,
+                (SockOrigin::Created, _) => Direction::Outbound,
+                (SockOrigin::Restored, Some(c)) => c.direction(),
+                (SockOrigin::Restored, None) => Direction::inferred(transport, local.as_ref(), Some(&remote)),
+            };
+            let (server, alt_names) = self.names(None, Some(&remote.address));
+            let service = if ldap { Some("LDAP") } else { service_of(transport, direction, local, Some(remote)) };
             out.push(RequestRow {
                 process,
                 pid: s.pid,
@@ -310,14 +346,14 @@ impl Gatherer<'_> {
                 port: Some(remote.port),
                 service: service.map(str::to_string),
                 network: remote.address.class(),
-                status,
+                direction,
+                state: Some(socket_state(s, connection)),
                 bytes_sent: Some(s.sent),
                 bytes_received: Some(s.received),
-                end: Some(s.closed.unwrap_or(net.trace_end)),
+                end,
                 open_at_end: s.closed.is_none(),
                 error,
-                // The connection's local end, where the socket was bound to any address.
-                local: conn.and_then(|c| net.connections.get(c).local).or(s.local),
+                local,
                 connection: conn,
                 started_by: self.started_by([s.started_by.as_ref()], conn),
                 ..RequestRow::new(Layer::Winsock, s.created)

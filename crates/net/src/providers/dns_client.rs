@@ -81,6 +81,9 @@ pub(crate) struct State {
     cache_hits: FastMap<(String, Option<u16>), CacheHit>,
     /// Servers asked for each lowercase name, and when.
     servers_for: FastMap<String, Vec<(Time, String)>>,
+    /// When each lowercase name's last query completed: a wire query sent
+    /// before that belongs to the earlier lookup, not to the next one.
+    completed: FastMap<String, Time>,
 }
 
 impl State {
@@ -123,7 +126,22 @@ impl State {
             Event::Complete { name, record_type, status, results, cached: false } => {
                 let lower = name.to_ascii_lowercase();
                 let started = self.started.remove(&(pid, lower.clone(), record_type));
-                let (start, mut servers) = started.unwrap_or((t, Vec::new()));
+                let begun = started.as_ref().map(|(at, _)| *at);
+                let (mut start, mut servers) = started.unwrap_or((t, Vec::new()));
+                let window = start.min(t - SAME_LOOKUP);
+                let recent = move |at: Time| at >= window && at <= t;
+                let key = (lower.clone(), record_type);
+                let hit = self.cache_hits.get(&key).filter(|h| recent(h.time)).map(|h| h.time);
+                // Without its start event (3006), a lookup began at its
+                // first event in the service: the cache lookup or the wire
+                // query sent for this name since its last completion.
+                if begun.is_none() {
+                    let since = self.completed.get(&lower).copied().unwrap_or(Time::MIN);
+                    let sent = self.servers_for.get(&lower).into_iter().flatten().map(|(at, _)| *at);
+                    let first = sent.filter(|&at| at > since && recent(at)).chain(hit).min();
+                    start = first.map_or(start, |at| at.min(start));
+                }
+                self.completed.insert(lower.clone(), t);
                 let mut q = Query::new(Resolver::DnsClient, name, start);
                 q.end = Some(t);
                 q.pid = pid;
@@ -134,9 +152,7 @@ impl State {
                 if let Some(results) = results {
                     (q.answers, q.aliases) = parse_results(&results);
                 }
-                let recent = |at: Time| at >= start.min(t - SAME_LOOKUP) && at <= t;
-                let key = (lower.clone(), record_type);
-                if self.cache_hits.get(&key).is_some_and(|h| recent(h.time)) {
+                if hit.is_some() {
                     self.cache_hits.remove(&key);
                     q.cached = true;
                 }

@@ -11,7 +11,7 @@ use nettrail_decode::fasthash::FastMap;
 
 use crate::event::{Head, Props, Time};
 use crate::pools::Pools;
-use crate::report::{Gatherer, Layer, RequestRow, push_unique};
+use crate::report::{Gatherer, Layer, RequestRow, push_unique, socket_local, socket_state};
 use crate::winsock::SockId;
 
 #[derive(Clone, Debug, Default)]
@@ -27,6 +27,9 @@ pub struct Operation {
     pub filter: Option<String>,
     pub attributes: Option<String>,
     pub socket: Option<SockId>,
+    /// Its answer's last bytes: the last receive on its socket before the
+    /// socket's next send (the next request) or close.
+    pub end: Option<Time>,
     pub started_by: Option<crate::pools::Origin>,
 }
 
@@ -77,6 +80,8 @@ pub struct Ldap {
     pub operations: Vec<Operation>,
     /// Operations waiting for their socket, by (pid, tid).
     pending: FastMap<(Option<u32>, u32), usize>,
+    /// Operations sent and waiting for their answer, by socket.
+    awaiting: FastMap<SockId, usize>,
 }
 
 impl Ldap {
@@ -97,6 +102,7 @@ impl Ldap {
             filter: e.filter,
             attributes: e.attributes,
             socket: None,
+            end: None,
             started_by: origin,
         });
         if let Some(tid) = tid {
@@ -106,7 +112,14 @@ impl Ldap {
 
     /// A socket of process `pid` connected or sent on this thread: the
     /// pending operation went out on it.
+    /// An operation already answered on this socket is over: the socket's
+    /// next send is another request.
     pub(crate) fn socket_used(&mut self, head: &Head, socket: SockId, pid: Option<u32>) {
+        if let Some(&i) = self.awaiting.get(&socket)
+            && self.operations[i].end.is_some()
+        {
+            self.awaiting.remove(&socket);
+        }
         if self.pending.is_empty() {
             return;
         }
@@ -115,8 +128,22 @@ impl Ldap {
             let op = &mut self.operations[i];
             if head.time.saturating_sub(op.time) <= ADJACENT {
                 op.socket = Some(socket);
+                self.awaiting.insert(socket, i);
             }
         }
+    }
+
+    /// Bytes arrived on a socket: part of the answer to its operation, if one waits.
+    pub(crate) fn socket_received(&mut self, socket: SockId, time: Time) {
+        if let Some(&i) = self.awaiting.get(&socket) {
+            let op = &mut self.operations[i];
+            op.end = Some(op.end.map_or(time, |e| e.max(time)));
+        }
+    }
+
+    /// A closed socket answers nothing more.
+    pub(crate) fn socket_closed(&mut self, socket: SockId) {
+        self.awaiting.remove(&socket);
     }
 }
 
@@ -137,6 +164,13 @@ impl Gatherer<'_> {
             };
             let mut threads = Vec::new();
             push_unique(&mut threads, op.tid);
+            let connection = op.socket.and_then(|s| self.sock_conn[s]).map(|c| net.connections.get(c));
+            // Unanswered: open at the end if its socket was; else no end was seen.
+            let (end, open_at_end) = match (op.end, socket) {
+                (Some(end), _) => (Some(end), false),
+                (None, Some(s)) if s.closed.is_none() => (Some(net.trace_end), true),
+                (None, _) => (None, false),
+            };
             out.push(RequestRow {
                 process: self.process(op.pid, op.time),
                 pid: op.pid,
@@ -152,7 +186,10 @@ impl Gatherer<'_> {
                 port: remote.map(|e| e.port),
                 service: Some("LDAP".to_string()),
                 network: remote.and_then(|e| e.address.class()),
-                local: socket.and_then(|s| s.local),
+                state: socket.map(|s| socket_state(s, connection)),
+                end,
+                open_at_end,
+                local: socket.and_then(|s| socket_local(s, connection)),
                 connection: op.socket.and_then(|s| self.sock_conn[s]),
                 started_by: self.started_by(
                     [op.started_by.as_ref(), socket.and_then(|s| s.started_by.as_ref())],

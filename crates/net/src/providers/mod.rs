@@ -28,6 +28,7 @@ use crate::transport::Transport;
 pub(crate) enum Source {
     KernelProcess,
     KernelThread,
+    KernelImage,
     KernelProcessProvider,
     KernelTcpIp,
     KernelUdpIp,
@@ -48,9 +49,10 @@ pub(crate) enum Source {
     OfficeEvents,
 }
 
-const SOURCES: [(Guid, Source); 20] = [
+const SOURCES: [(Guid, Source); 21] = [
     (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
     (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
+    (Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518"), Source::KernelImage),
     (Guid::parse_const("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716"), Source::KernelProcessProvider),
     (Guid::parse_const("9a280ac0-c8e0-11d1-84e2-00c04fb998a2"), Source::KernelTcpIp),
     (Guid::parse_const("bf3a50c5-a9c9-4988-a005-2df0b7c80f80"), Source::KernelUdpIp),
@@ -70,6 +72,16 @@ const SOURCES: [(Guid, Source); 20] = [
     (Guid::parse_const("559a5658-8100-4d84-b756-0a47a476280c"), Source::OfficeDispatchQueue),
     (Guid::parse_const("8736922d-e8b2-47eb-8564-23e77e728cf3"), Source::OfficeEvents),
 ];
+
+/// Whether the model reads events of this provider (or kernel class).
+pub fn reads(provider: &Guid) -> bool {
+    source_of(provider).is_some()
+}
+
+/// Whether this provider's events name processes (process events, image loads).
+pub fn names_processes(provider: &Guid) -> bool {
+    matches!(source_of(provider), Some(Source::KernelProcess | Source::KernelProcessProvider | Source::KernelImage))
+}
 
 /// The model's reading of a record's provider (kernel records by event class).
 pub(crate) fn source_of(provider: &Guid) -> Option<Source> {
@@ -94,6 +106,9 @@ pub(crate) enum Body {
     Action(winhttp::Event),
     Office(office::Event),
     App(app::Event),
+    /// An event the model does not read, in an activity: counted as one of
+    /// the activity's events, as `dump --activity` and the report list them.
+    InActivity,
 }
 
 /// An event for the model: when, who, and what.
@@ -129,6 +144,7 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
     Some(match source {
         Source::KernelProcess => Body::Process(process::extract_kernel_process(op, props)?),
         Source::KernelThread => Body::Process(process::extract_kernel_thread(op, props)?),
+        Source::KernelImage => Body::Process(process::extract_kernel_image(op, props)?),
         Source::KernelProcessProvider => Body::Process(process::extract_kernel_process_provider(id, props)?),
         Source::KernelTcpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Tcp), u16::from(op), props)?),
         Source::KernelUdpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Udp), u16::from(op), props)?),

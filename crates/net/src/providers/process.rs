@@ -1,7 +1,7 @@
 //! Process and thread lifetimes: the kernel's Process and Thread groups
 //! (rundown at the trace's start, starts and ends during it) and
 //! Microsoft-Windows-Kernel-Process (whole image names where the kernel's are
-//! cut at 15 characters).
+//! cut at 15 characters); image loads name processes no other event names.
 
 use crate::event::Props;
 use crate::processes::{Event, Lifetime};
@@ -28,6 +28,13 @@ pub(crate) fn extract_kernel_process(opcode: u8, props: &Props<'_, '_>) -> Optio
     })
 }
 
+/// A kernel Image group event: a load (10), or the rundown's (3, 4).
+pub(crate) fn extract_kernel_image(opcode: u8, props: &Props<'_, '_>) -> Option<Event> {
+    matches!(opcode, 3 | 4 | 10)
+        .then(|| Some(Event::Image { pid: props.u32("ProcessId")?, path: props.text("FileName")? }))
+        .flatten()
+}
+
 /// A kernel Thread group event.
 pub(crate) fn extract_kernel_thread(opcode: u8, props: &Props<'_, '_>) -> Option<Event> {
     Some(Event::Thread {
@@ -47,6 +54,7 @@ pub(crate) fn extract_kernel_process_provider(id: u16, props: &Props<'_, '_>) ->
             image: props.text("ImageName"),
             command_line: None,
         }),
+        5 => Some(Event::Image { pid: props.u32("ProcessID")?, path: props.text("ImageName")? }),
         3 | 4 => Some(Event::Thread {
             lifetime: if id == 3 { Lifetime::Started } else { Lifetime::Ended },
             pid: props.u32("ProcessID")?,

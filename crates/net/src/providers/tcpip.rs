@@ -13,8 +13,7 @@ use crate::dns::Dns;
 use crate::event::{Head, Props, Time};
 use crate::pools::Pools;
 use crate::providers::webio::WebIo;
-use crate::report::{Gatherer, Layer, RequestRow, failure, push_unique, state};
-use crate::services;
+use crate::report::{Gatherer, Layer, RequestRow, failure, push_unique, service_of};
 use crate::transport::{ConnId, Connection, Connections, Ending, Origin, Transport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,9 +157,13 @@ impl Connections {
                         c.connected.get_or_insert(t);
                     }
                     Step::Proceeding | Step::Rundown => c.set_pid(pid, true),
-                    Step::Failure | Step::Timeout => {
+                    Step::Failure => {
                         c.set_pid(pid, true);
                         c.close(t, Ending::Failed);
+                    }
+                    Step::Timeout => {
+                        c.set_pid(pid, true);
+                        c.close(t, Ending::TimedOut);
                     }
                     Step::Close | Step::Disconnected => {
                         c.set_pid(pid, true);
@@ -360,10 +363,8 @@ impl Gatherer<'_> {
             self.claimed[id] = Some(layer);
             let remote = c.remote;
             let (server, alt_names) = self.names(c.dns_name.as_deref(), remote.as_ref().map(|e| &e.address));
-            let service = remote.and_then(|r| match c.transport {
-                Transport::Tcp => services::tcp(r.port),
-                Transport::Udp => services::udp(r.port),
-            });
+            let direction = c.direction();
+            let service = service_of(c.transport, direction, c.local, remote);
             let end = c.end();
             let mut threads = Vec::new();
             push_unique(&mut threads, c.tid);
@@ -378,7 +379,8 @@ impl Gatherer<'_> {
                 port: remote.map(|e| e.port),
                 service: service.map(str::to_string),
                 network: remote.and_then(|e| e.address.class()),
-                status: Some(state(c).to_string()),
+                direction,
+                state: Some(c.state()),
                 bytes_sent: Some(bytes.sent),
                 bytes_received: Some(bytes.received),
                 end: Some(end.unwrap_or(net.trace_end)),

@@ -609,6 +609,7 @@ impl<'n> Gatherer<'n> {
                     service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
                     network: remote.and_then(|e| e.address.class()),
                     status,
+                    state: c.map(|c| c.state()),
                     bytes_sent: Some(sent.unwrap_or(0)),
                     bytes_received: Some(u.map_or(0, |u| u.received)),
                     end: Some(end.unwrap_or(net.trace_end)),

@@ -402,6 +402,7 @@ impl Gatherer<'_> {
                 service: remote.and_then(|e| services::tcp(e.port)).map(str::to_string),
                 network: remote.and_then(|e| e.address.class()),
                 status,
+                state: c.map(|c| c.state()),
                 bytes_sent: Some(r.sent),
                 bytes_received: Some(r.received),
                 end: Some(ended.unwrap_or(net.trace_end)),

@@ -4,7 +4,8 @@
 use crate::SynthError;
 use crate::windows::{DPC, Flow, KernelOp, Machine, Tid};
 
-use super::{DNSCACHE, app, machine, sa};
+use super::{DNSCACHE, app, machine, machine_with, sa};
+use crate::SynthConfig;
 
 /// How one of the kernel sources logs an event.
 type Log = fn(&mut Machine, f64, Tid, &Flow, KernelOp, u32) -> Result<(), SynthError>;
@@ -72,6 +73,14 @@ pub fn kernel_classic() -> Result<Vec<u8>, SynthError> {
 /// Microsoft-Windows-Kernel-Network events only.
 pub fn kernel_network() -> Result<Vec<u8>, SynthError> {
     let mut m = machine()?;
+    activity(&mut m, Machine::kernel_network)?;
+    m.finish()
+}
+
+/// Microsoft-Windows-Kernel-Network with the kernel's image loads but no
+/// process or thread events: each process is named by its program's image.
+pub fn kernel_network_images() -> Result<Vec<u8>, SynthError> {
+    let mut m = machine_with(SynthConfig { process_events: false, ..SynthConfig::default() })?;
     activity(&mut m, Machine::kernel_network)?;
     m.finish()
 }

@@ -31,7 +31,7 @@ pub use http_client::{
     connect_failures, dns, ipv6_happy_eyeballs, mid_connection, old_webio_send_sizes, proxy_connect,
     winhttp_async_pool, winhttp_get, winhttp_keepalive_h2,
 };
-pub use kernel::{kernel_classic, kernel_network};
+pub use kernel::{kernel_classic, kernel_network, kernel_network_images};
 pub use machines::{office_wininet_32, office_wininet_64, windows11_desktop, winhttp_32, winhttp_64};
 pub use sample::sample;
 pub use sockets::{
@@ -128,6 +128,11 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
     ),
     ("kernel-classic", "classic kernel TcpIp/UdpIp events only, as PerfView traces have them", kernel_classic),
     ("kernel-network", "Microsoft-Windows-Kernel-Network events only", kernel_network),
+    (
+        "kernel-network-images",
+        "Microsoft-Windows-Kernel-Network and image loads, no process events",
+        kernel_network_images,
+    ),
     (
         "sample",
         "a few seconds of a desktop: a browser-like WinHTTP client, an Office-like WinINet client, \

@@ -651,6 +651,9 @@ impl Synth {
         (group, opcode, version): (u8, u8, u8),
         payload: Vec<u8>,
     ) {
+        if !self.config.process_events && (group == PROCESS || group == THREAD) {
+            return;
+        }
         let (timestamp, rank, cpu) = at;
         self.push(timestamp, rank, cpu, ids.0, ids.1, Body::Kernel { header, group, opcode, version, payload });
     }

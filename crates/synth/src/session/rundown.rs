@@ -17,8 +17,9 @@ impl Synth {
     /// EventTrace Extension/EndExtension: group masks, kernel event version.
     fn extension(&self, masks: bool) -> Result<Vec<u8>, SynthError> {
         let layout = kernel_layout(EVENT_TRACE_CLASS, 5, Some(0))?;
-        // PROCESS | THREAD | IMAGE_LOAD | NETWORK_TCPIP
-        let mask = if masks { 0x0001_0007u32 } else { 0 };
+        // PROCESS | THREAD | IMAGE_LOAD | NETWORK_TCPIP, or image loads and network only.
+        let groups = if self.config.process_events { 0x0001_0007u32 } else { 0x0001_0004 };
+        let mask = if masks { groups } else { 0 };
         let values = fields![("GroupMask1", mask), ("KernelEventVersion", self.kernel_event_version())];
         encode(&layout.schema.fields, &values, 8).map_err(|e| encode_error("EventTrace extension", e))
     }

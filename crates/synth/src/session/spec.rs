@@ -61,6 +61,9 @@ pub struct SynthConfig {
     pub merge_metadata: bool,
     /// Write the DCEnd rundown at the end.
     pub end_rundown: bool,
+    /// Log the kernel's Process and Thread groups (off: a kernel logger
+    /// with image loads only, whose processes only their images name).
+    pub process_events: bool,
 }
 
 impl Default for SynthConfig {
@@ -77,6 +80,7 @@ impl Default for SynthConfig {
             controller: (7412, 7416),
             merge_metadata: true,
             end_rundown: true,
+            process_events: true,
         }
     }
 }
