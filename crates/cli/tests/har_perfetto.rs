@@ -80,13 +80,66 @@ fn har_of_the_sample_is_valid_and_matches_the_requests() {
         assert_eq!(e["_pid"], r["pid"]);
         assert_eq!(e["_process"], r["process"]);
         assert_eq!(e["_request"], r["request"]);
-        assert_eq!(e["response"]["bodySize"], r["bytes_received"]);
         assert_eq!(e["serverIPAddress"], r["ip"]);
         let ms = (r["duration_s"].as_f64().unwrap() * 1000.0 * 1000.0).round() / 1000.0;
         assert!((e["time"].as_f64().unwrap() - ms).abs() < 0.001, "{} vs {ms}", e["time"]);
+        // The timings add up to the time (ssl lies within connect).
+        let t = &e["timings"];
+        let sum: f64 = ["blocked", "dns", "connect", "send", "wait", "receive"]
+            .iter()
+            .map(|k| t[*k].as_f64().unwrap())
+            .filter(|&v| v >= 0.0)
+            .sum();
+        assert!((sum - e["time"].as_f64().unwrap()).abs() < 0.002, "timings {t} sum to {sum}, not {}", e["time"]);
+        // Bytes at the HTTP layer are the headers and the body.
+        let (head, body) =
+            (e["response"]["headersSize"].as_i64().unwrap(), e["response"]["bodySize"].as_i64().unwrap());
+        assert_eq!(head.max(0) + body, r["bytes_received"].as_i64().unwrap(), "{e}");
+        let kind = e["_initiator"]["type"].as_str();
+        assert_eq!(kind, Some("script"), "the stacks as DevTools' initiator");
+    }
+    // WinHTTP's rows carry the headers WebIO logged (100, 101), their sizes
+    // as logged, and the phases its events bound; the first request to the
+    // host looked it up, connected and shook hands, the next reused that.
+    let events = jsonl(&nettrail(&["dump", SAMPLE, "--format", "jsonl", "--provider", "WebIO", "--pid", "4820"]));
+    let at = |id: u64, n: usize| -> f64 {
+        let t = events.iter().filter(|e| e["id"] == id).nth(n).unwrap_or_else(|| panic!("WebIO {id} #{n}"));
+        t["timestamp_raw"].as_f64().unwrap() / 1e4
+    };
+    let logged = |id: u64, n: usize| events.iter().filter(|e| e["id"] == id).nth(n).unwrap()["properties"].clone();
+    let browser: Vec<&Value> = entries.iter().filter(|e| e["_process"] == "browser.exe").collect();
+    for (n, e) in browser.iter().enumerate() {
+        let sent = logged(100, n);
+        let received = logged(101, n);
+        assert_eq!(e["request"]["headersSize"], sent["Length"], "{n}");
+        assert_eq!(e["response"]["headersSize"], received["Length"], "{n}");
+        let host = e["request"]["headers"].as_array().unwrap().iter().find(|h| h["name"] == "Host").unwrap();
+        assert_eq!(host["value"], "www.example.com");
+        assert_eq!(e["response"]["content"]["mimeType"], "application/octet-stream");
+        let length = received["Headers"].as_str().unwrap().split("Content-Length: ").nth(1).unwrap();
+        let length: i64 = length.split('\r').next().unwrap().parse().unwrap();
+        assert_eq!(e["response"]["content"]["size"], length);
+        assert_eq!(e["response"]["redirectURL"], "");
+    }
+    let first = &browser[0]["timings"];
+    let near = |v: &Value, want: f64| assert!((v.as_f64().unwrap() - want).abs() < 0.001, "{v} vs {want}");
+    near(&first["dns"], at(206, 0) - at(205, 0));
+    near(&first["ssl"], at(703, 1) - at(700, 0));
+    near(&first["connect"], at(703, 1) - at(200, 0));
+    near(&first["send"], at(214, 0) - at(213, 0));
+    for later in &browser[1..] {
+        assert_eq!((later["timings"]["dns"].as_f64(), later["timings"]["connect"].as_f64()), (Some(-1.0), Some(-1.0)));
     }
     let word = entries.iter().find(|e| e["_process"] == "WINWORD.EXE").unwrap();
     assert_eq!(word["response"]["status"], 200);
+    // WinINet logs no headers: none are made up, the type is DevTools' unknown.
+    assert_eq!(word["request"]["headers"], serde_json::json!([]));
+    assert_eq!(word["response"]["content"]["mimeType"], "x-unknown");
+    // Its stacks: its own on top, the thread-pool post as the async parent.
+    let stack = &word["_initiator"]["stack"];
+    assert_eq!(stack["callFrames"][1]["functionName"], "wininet.dll+0x31e74");
+    assert!(stack["parent"]["description"].as_str().unwrap().contains("thread pool"), "{stack}");
+    assert_eq!(stack["parent"]["callFrames"].as_array().unwrap().last().unwrap()["url"], "WINWORD.EXE");
     assert_eq!(word["request"]["queryString"], serde_json::json!([{ "name": "lang", "value": "en-US" }]));
     // The stitched stacks: First is where the pool work was queued.
     let first: Vec<&str> = word["_firstStack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();

@@ -161,6 +161,18 @@ pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String
     }
 }
 
+/// A handle the manifests declare as a plain integer (WebIO's `ApiHandle`,
+/// `RequestHandle`, `SocketHandle`, WinINet's `HINTERNET` …): shown as the
+/// hex a debugger and the pointers beside it show, not as a decimal.
+fn is_handle(field: &Field) -> bool {
+    matches!(field.out_type, OutType::Default | OutType::UnsignedInt | OutType::UnsignedLong)
+        && matches!(field.in_type, InType::UInt32 | InType::UInt64)
+        && (field.name.ends_with("Handle")
+            || field.name.ends_with("HandleHigh")
+            || field.name.ends_with("HandleLow")
+            || field.name == "HINTERNET")
+}
+
 fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
     let _ = match field.out_type {
         OutType::Ipv4 => write!(out, "{}", ipv4_of(v)),
@@ -176,6 +188,7 @@ fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
         OutType::String if field.in_type == InType::UInt16 || field.in_type == InType::UnicodeChar => {
             write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER))
         }
+        _ if is_handle(field) => write!(out, "0x{v:X}"),
         _ => match field.in_type {
             InType::Pointer if pointer_size == 4 => write!(out, "0x{v:08X}"),
             InType::Pointer => write!(out, "0x{v:016X}"),
@@ -256,6 +269,9 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
             (OutType::Boolean, _) => out.extend_from_slice(if *v != 0 { b"true" } else { b"false" }),
             (OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary, _)
             | (_, InType::Pointer | InType::HexInt32 | InType::HexInt64) => {
+                let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
+            }
+            _ if is_handle(field) => {
                 let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
             }
             (_, InType::UnicodeChar | InType::AnsiChar) => json_text(out, field, value, pointer_size),

@@ -28,6 +28,7 @@ mod analyze;
 pub mod dns;
 pub mod errors;
 pub mod event;
+pub mod http;
 mod live;
 mod model;
 pub mod pools;

@@ -103,6 +103,94 @@ pub struct RequestRow {
     /// The app's own span its thread was in when the request started
     /// (TraceLogging Start/Stop events of the app's provider), outermost first.
     pub app: Option<String>,
+    /// Where its time went, from the events that bound each phase.
+    pub phases: Phases,
+    /// The request's and the response's header block as logged (WebIO 100
+    /// and 101), at most [`MAX_HEADERS`] bytes each.
+    pub request_headers: Option<String>,
+    pub response_headers: Option<String>,
+    /// Where a redirect sent it: WinINet's redirect event, or a 3xx response's `Location`.
+    pub redirect_url: Option<String>,
+}
+
+/// The longest header block kept (a trace's strings are untrusted: a
+/// header event may claim up to 64 KiB, and there may be many).
+pub const MAX_HEADERS: usize = 16 * 1024;
+
+/// The phases of a request, each from its first to its last event; `None`
+/// where no event of the trace bounds it. `connect` runs from the TCP
+/// connect to the end of the TLS handshake (as HAR counts it); `tls` lies
+/// within it. `receive` starts at the response's first bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    pub dns: Option<(Time, Time)>,
+    pub connect: Option<(Time, Time)>,
+    pub tls: Option<(Time, Time)>,
+    pub send: Option<(Time, Time)>,
+    /// The response's first bytes: wait ends, receive begins.
+    pub first_byte: Option<Time>,
+}
+
+/// A request's duration split into phases (100 ns units): consecutive,
+/// so that blocked + dns + connect + send + wait + receive is the duration
+/// (`tls` is part of `connect`). `None` for a phase the trace does not bound;
+/// `blocked` is the time before and between the known phases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    pub blocked: Option<Time>,
+    pub dns: Option<Time>,
+    pub connect: Option<Time>,
+    pub tls: Option<Time>,
+    pub send: Option<Time>,
+    pub wait: Option<Time>,
+    pub receive: Option<Time>,
+}
+
+impl Phases {
+    pub fn is_empty(&self) -> bool {
+        *self == Phases::default()
+    }
+
+    /// The phases of a request from `start` to `end`, each clipped to
+    /// follow the one before: `None` without an end or without any phase.
+    pub fn timings(&self, start: Time, end: Option<Time>) -> Option<Timings> {
+        let end = end?;
+        if self.is_empty() || end < start {
+            return None;
+        }
+        let mut cursor = start;
+        let mut blocked = 0;
+        let mut span = |phase: Option<(Time, Time)>, blocked: &mut Time| {
+            let (a, b) = phase?;
+            let a = a.clamp(cursor, end);
+            let b = b.clamp(a, end);
+            *blocked += a - cursor;
+            cursor = b;
+            Some(b - a)
+        };
+        let dns = span(self.dns, &mut blocked);
+        let connect_end = match (self.connect, self.tls) {
+            (Some((a, b)), Some((_, t))) => Some((a, b.max(t))),
+            (Some(c), None) => Some(c),
+            (None, Some(t)) => Some(t),
+            (None, None) => None,
+        };
+        let connect = span(connect_end, &mut blocked);
+        let tls = self.tls.zip(connect).map(|((a, b), c)| (b.min(end) - a.max(start)).clamp(0, c));
+        let send = span(self.send, &mut blocked);
+        let known_start = dns.is_some() || connect.is_some() || send.is_some();
+        let (wait, receive) = match (self.first_byte, send) {
+            (Some(first), _) => {
+                let first = first.clamp(cursor, end);
+                (Some(first - cursor), Some(end - first))
+            }
+            // Sent, and no byte of an answer seen: the rest is waiting.
+            (None, Some(_)) => (Some(end - cursor), None),
+            // A connection's life after its connect is no phase of a request.
+            (None, None) => (None, None),
+        };
+        Some(Timings { blocked: known_start.then_some(blocked), dns, connect, tls, send, wait, receive })
+    }
 }
 
 impl RequestRow {
@@ -138,6 +226,10 @@ impl RequestRow {
             connection: None,
             started_by: Vec::new(),
             app: None,
+            phases: Phases::default(),
+            request_headers: None,
+            response_headers: None,
+            redirect_url: None,
         }
     }
 }
@@ -431,6 +523,33 @@ impl<'n> Gatherer<'n> {
             n.aliases.iter().for_each(|a| add(a));
         }
         (server, alt)
+    }
+
+    /// The lookup of `host` a request waited for: the latest of its process
+    /// that ended between the request's start and `until` (its connect).
+    pub(crate) fn lookup_span(
+        &self,
+        pid: Option<u32>,
+        host: Option<&str>,
+        from: Time,
+        until: Time,
+    ) -> Option<(Time, Time)> {
+        let host = host?.trim_end_matches('.');
+        self.net
+            .dns
+            .queries()
+            .iter()
+            .filter(|q| q.pid == pid && q.name.trim_end_matches('.').eq_ignore_ascii_case(host))
+            .filter_map(|q| Some((q.start, q.end?)))
+            .filter(|&(_, end)| end >= from.saturating_sub(SLACK) && end <= until.saturating_add(SLACK))
+            .max_by_key(|&(_, end)| end)
+    }
+
+    /// A connection's connect, when the row opened it (not a reused one).
+    pub(crate) fn connect_span(&self, conn: Option<ConnId>, from: Time) -> Option<(Time, Time)> {
+        let c = self.net.connections.get(conn?);
+        let opened_here = c.origin == crate::transport::Origin::Connect && c.opened >= from.saturating_sub(SLACK);
+        opened_here.then_some((c.opened, c.connected?))
     }
 
     pub(crate) fn process(&self, pid: Option<u32>, time: Time) -> Option<String> {

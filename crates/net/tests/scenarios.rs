@@ -2039,6 +2039,47 @@ fn sample_session() {
             rows[0],
             &[("layer", "WinINet"), ("status", "HTTP/1.1 200 OK"), ("bytes_received", "19695")],
         );
+        // WinINet's own events bound its phases: connect 1045–1046, send
+        // 1007 to the last 1031/1033, the response from 1008.
+        let p = rows[0].phases;
+        let (wininet, word) = ("Microsoft-Windows-WinINet", Some(5630));
+        let span = |phase: Option<(i64, i64)>| phase.map(|(a, b)| (run.seconds(a), run.seconds(b)));
+        let times = |id| run.times(wininet, id, word);
+        c.near("Word: connect start", span(p.connect).map(|s| s.0), run.time(wininet, 1045, word, 0));
+        c.near("Word: connect end", span(p.connect).map(|s| s.1), run.time(wininet, 1046, word, 0));
+        c.near("Word: send start", span(p.send).map(|s| s.0), run.time(wininet, 1007, word, 0));
+        let last_sent = times(1031).into_iter().chain(times(1033)).fold(f64::MIN, f64::max);
+        c.near("Word: send end", span(p.send).map(|s| s.1), last_sent);
+        c.near("Word: first byte", p.first_byte.map(|t| run.seconds(t)), run.time(wininet, 1008, word, 0));
+        c.that("Word: its lookup", p.dns.is_some());
+    }
+    // WebIO's events bound WinHTTP's: the lookup (205–206), the connect
+    // (200) to the handshake's end (703), sending (213–214), the first
+    // bytes (216); requests reusing the connection have neither lookup nor connect.
+    let browser = run.layer(4820, Layer::WinHttp);
+    if browser.len() == 3 {
+        let webio = "Microsoft-Windows-WebIO";
+        let at = |id, n| run.time(webio, id, Some(4820), n);
+        let p = browser[0].phases;
+        let span = |phase: Option<(i64, i64)>| phase.map(|(a, b)| (run.seconds(a), run.seconds(b)));
+        c.near("first: dns start", span(p.dns).map(|s| s.0), at(205, 0));
+        c.near("first: dns end", span(p.dns).map(|s| s.1), at(206, 0));
+        c.near("first: connect start", span(p.connect).map(|s| s.0), at(200, 0));
+        c.near("first: connect stop", span(p.connect).map(|s| s.1), at(201, 0));
+        c.near("first: tls start", span(p.tls).map(|s| s.0), at(700, 0));
+        c.near("first: tls end", span(p.tls).map(|s| s.1), at(703, 1));
+        c.near("first: send start", span(p.send).map(|s| s.0), at(213, 0));
+        c.near("first: send end", span(p.send).map(|s| s.1), at(214, 0));
+        c.near("first: first byte", p.first_byte.map(|t| run.seconds(t)), at(216, 0));
+        let t = p.timings(browser[0].start, browser[0].end).expect("timings");
+        let parts = [t.blocked, t.dns, t.connect, t.send, t.wait, t.receive].iter().flatten().sum::<i64>();
+        c.eq("first: the phases add up to the duration", Some(parts), browser[0].end.map(|e| e - browser[0].start));
+        for later in &browser[1..] {
+            c.eq("keep-alive: no lookup, no connect", (later.phases.dns, later.phases.connect), (None, None));
+            c.that("keep-alive: sent and answered", later.phases.send.is_some() && later.phases.first_byte.is_some());
+        }
+    } else {
+        c.fail(format_args!("{} WinHTTP rows of browser.exe", browser.len()));
     }
     if let Some(rows) = c.count("W32Time's requests", run.requests(1744), 1) {
         c.request("NTP", rows[0], &[("service", "NTP"), ("server", "time.windows.com")]);
@@ -2179,7 +2220,7 @@ fn wow64_winhttp_matches_its_64_bit_twin() {
     let mut c = Checks::new("winhttp-32");
     let webio = provider_guid(WEBIO).unwrap();
     let app: Vec<u8> = widths(&run, 8800).iter().filter(|(p, _, _)| *p == webio).map(|(_, _, w)| *w).collect();
-    c.eq("WebIO records of the 32-bit app", (app.len(), app.iter().all(|w| *w == 4)), (28, true));
+    c.eq("WebIO records of the 32-bit app", (app.len(), app.iter().all(|w| *w == 4)), (32, true));
     let get = Exchange::new("GET", "sync.example.net", "/v2/manifest", "HTTP/1.1 200 OK", 4_200);
     let post = Exchange::new("POST", "sync.example.net", "/v2/report", "HTTP/1.1 204 No Content", 0).body(1_500);
     if let Some(rows) = c.count("syncagent.exe's requests", run.requests(8800), 2) {

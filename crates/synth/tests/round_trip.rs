@@ -158,7 +158,7 @@ fn cases() -> Vec<Case> {
             ],
             // The manifest's Address is UTF-16 text of AddressLength characters.
             expect: &[
-                ("SocketHandle", "708"),
+                ("SocketHandle", "0x2C4"),
                 ("AddressLength", "40"),
                 ("Address", "[2606:2800:220:1:248:1893:25c8:1946]:443"),
                 ("RemainingAddressCount", "1"),

@@ -3,7 +3,7 @@
 //! header, the JSON keys and the Parquet schema, the same for every trace.
 
 use nettrail_etl::Guid;
-use nettrail_net::report::duration;
+use nettrail_net::report::{Timings, duration};
 use nettrail_net::{ConnectionRow, DnsRow, Report, RequestRow, ServerRow, Stitched};
 
 use crate::cell::Kind::{Bool, Float, Int, IntList, Text, TextList, Timestamp};
@@ -80,6 +80,13 @@ pub fn stack_column<'r>(view: StackView) -> Column<Request<'r>> {
     }
 }
 
+/// A phase of the request's time, in seconds (see [`nettrail_net::report::Phases::timings`]).
+fn phase<'r>(name: &'static str, of: fn(&Timings) -> Option<i64>) -> Column<Request<'r>> {
+    column(name, Float, false, move |r: &Request| {
+        seconds(r.phases.timings(r.start, r.end).as_ref().and_then(of).map(|t| t as f64 / 1e7))
+    })
+}
+
 /// The columns of `requests` for a report.
 pub fn requests<'r>(report: &Report) -> Vec<Column<Request<'r>>> {
     requests_from(report.trace_start)
@@ -117,6 +124,16 @@ pub fn requests_from<'r>(t0: i64) -> Vec<Column<Request<'r>>> {
         column("activity_events", Int, false, |r: &Request| Cell::opt(r.activity_events)),
         column("local", Text, false, |r: &Request| Cell::opt(r.local.map(|e| e.to_string()))),
         column("app", Text, false, |r: &Request| Cell::opt(r.app.clone())),
+        phase("blocked_s", |t| t.blocked),
+        phase("dns_s", |t| t.dns),
+        phase("connect_s", |t| t.connect),
+        phase("tls_s", |t| t.tls),
+        phase("send_s", |t| t.send),
+        phase("wait_s", |t| t.wait),
+        phase("receive_s", |t| t.receive),
+        column("redirect_url", Text, false, |r: &Request| Cell::opt(r.redirect_url.clone())),
+        column("request_headers", Text, false, |r: &Request| Cell::opt(r.request_headers.clone())),
+        column("response_headers", Text, false, |r: &Request| Cell::opt(r.response_headers.clone())),
         column("url", Text, true, |r: &Request| Cell::opt(r.url.clone())),
     ]
 }

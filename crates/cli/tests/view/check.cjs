@@ -98,6 +98,12 @@ async function sample(page, results) {
   await page.click('#timeline-canvas', { position: { x: bar.x, y: bar.y } });
   const heading = await page.textContent('#panel-requests .details h2');
   check(heading.startsWith('Request ' + expect.word_request + ':'), 'the bar opened its request: ' + heading);
+  // Bars wide enough are split into their phases, named in the legend.
+  const phased = Number(await page.getAttribute('#timeline-canvas', 'data-phased'));
+  check(phased >= 1, 'bars drawn in phases: ' + phased);
+  const legend = await page.textContent('#legend');
+  for (const p of ['DNS', 'connect + TLS', 'send', 'wait', 'receive']) check(legend.includes(p), 'legend names ' + p);
+  results.phased_bars = phased;
 
   await tabs(page, results);
   // The screenshot: the requests tab with the WINWORD.EXE request open.

@@ -312,6 +312,11 @@
     WinINet: '#d9480f', WinHTTP: '#2f6fde', URLMon: '#ae3ec9', LDAP: '#0c8599',
     Winsock: '#5c940d', TCP: '#495057', UDP: '#e8590c',
   };
+  // A request's phases, in the order they follow one another (TLS is within connect).
+  const PHASES = [
+    ['blocked_s', 'blocked', '#ced4da'], ['dns_s', 'DNS', '#15aabf'], ['connect_s', 'connect + TLS', '#f59f00'],
+    ['send_s', 'send', '#37b24d'], ['wait_s', 'wait', '#adb5bd'], ['receive_s', 'receive', null],
+  ];
   const LANE_H = 16;
   const LABEL_W = 190;
   const AXIS_H = 18;
@@ -332,6 +337,9 @@
       this.end = new Float64Array(n);
       this.lane = new Int32Array(n);
       this.layer = [];
+      // Per request, its phases' durations (null where the trace does not bound one), or null.
+      const phaseCols = PHASES.map(([name]) => c(name));
+      this.phases = [];
       const keys = [];
       table.rows.forEach((r, i) => {
         const th = Array.isArray(r[cth]) && r[cth].length ? r[cth][0] : null;
@@ -344,6 +352,8 @@
         this.start[i] = r[cs] || 0;
         this.end[i] = this.start[i] + (typeof r[cd] === 'number' ? r[cd] : 0);
         this.layer.push(r[cl]);
+        const p = phaseCols.map((k) => (k >= 0 && typeof r[k] === 'number' ? r[k] : null));
+        this.phases.push(p.some((v, k) => v !== null && k > 0) ? p : null);
       });
       // Lanes ordered by process name, pid, thread.
       const order = laneKeys.map((_, i) => i).sort((a, b) => {
@@ -385,6 +395,13 @@
         const sw = el('i');
         sw.style.background = color;
         legend.append(el('span', null, sw, name));
+      }
+      if (this.phases.some((p) => p !== null)) {
+        for (const [, name, color] of PHASES) {
+          const sw = el('i');
+          sw.style.background = color || '#495057';
+          legend.append(el('span', 'phase', sw, name + (color ? '' : ' (layer colour)')));
+        }
       }
     }
 
@@ -494,6 +511,7 @@
         visible++;
       }
       const aggregated = visible > pw;
+      let phased = 0;
       g.save();
       g.beginPath();
       g.rect(LABEL_W, AXIS_H, pw, h - AXIS_H);
@@ -535,8 +553,28 @@
           if (l < firstLane || l >= lastLane || this.end[i] < this.t0 || this.start[i] > this.t1) continue;
           const x0 = this.xOf(this.start[i]);
           const x1 = this.xOf(this.end[i]);
-          g.fillStyle = LAYER_COLORS[this.layer[i]] || '#868e96';
-          g.fillRect(x0, laneY(l) + 2, Math.max(2, x1 - x0), LANE_H - 4);
+          const layerColor = LAYER_COLORS[this.layer[i]] || '#868e96';
+          const p = this.phases[i];
+          if (p && x1 - x0 >= 8) {
+            // One bar split into its phases, each after the one before.
+            let t = this.start[i];
+            p.forEach((d, k) => {
+              if (d === null || d <= 0) return;
+              const a = this.xOf(t);
+              t += d;
+              g.fillStyle = PHASES[k][2] || layerColor;
+              g.fillRect(a, laneY(l) + 2, Math.max(1, this.xOf(t) - a), LANE_H - 4);
+            });
+            // The rest of a connection's life (no phase of a request): the layer's colour.
+            if (t < this.end[i]) {
+              g.fillStyle = layerColor;
+              g.fillRect(this.xOf(t), laneY(l) + 2, Math.max(1, x1 - this.xOf(t)), LANE_H - 4);
+            }
+            phased++;
+          } else {
+            g.fillStyle = layerColor;
+            g.fillRect(x0, laneY(l) + 2, Math.max(2, x1 - x0), LANE_H - 4);
+          }
         }
       }
       g.restore();
@@ -563,6 +601,7 @@
         (aggregated ? visible + ' bars in ' + Math.round(pw) + ' px: coverage per pixel column' : visible + ' bars in view');
       this.canvas.dataset.mode = aggregated ? 'aggregated' : 'bars';
       this.canvas.dataset.visible = String(visible);
+      this.canvas.dataset.phased = String(phased);
       this.canvas.dataset.t0 = String(this.t0);
       this.canvas.dataset.t1 = String(this.t1);
     }

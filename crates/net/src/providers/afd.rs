@@ -14,7 +14,7 @@ use crate::errors;
 use crate::event::{Head, Props};
 use crate::pools::Pools;
 use crate::providers::ldap::Ldap;
-use crate::report::{Gatherer, Layer, RequestRow, service_of, socket_local, socket_state};
+use crate::report::{Gatherer, Layer, Phases, RequestRow, service_of, socket_local, socket_state};
 use crate::transport::{Direction, Transport};
 use crate::winsock::{SockId, SockOrigin, Socket, Sockets};
 
@@ -356,6 +356,7 @@ impl Gatherer<'_> {
                 local,
                 connection: conn,
                 started_by: self.started_by([s.started_by.as_ref()], conn),
+                phases: Phases { connect: self.connect_span(conn, s.created), ..Phases::default() },
                 ..RequestRow::new(Layer::Winsock, s.created)
             });
         }

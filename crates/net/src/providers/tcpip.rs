@@ -13,7 +13,7 @@ use crate::dns::Dns;
 use crate::event::{Head, Props, Time};
 use crate::pools::Pools;
 use crate::providers::webio::WebIo;
-use crate::report::{Gatherer, Layer, RequestRow, failure, push_unique, service_of};
+use crate::report::{Gatherer, Layer, Phases, RequestRow, failure, push_unique, service_of};
 use crate::transport::{ConnId, Connection, Connections, Ending, Origin, Transport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,6 +389,7 @@ impl Gatherer<'_> {
                 local: c.local,
                 connection: Some(id),
                 started_by: self.started_by([], Some(id)),
+                phases: Phases { connect: self.connect_span(Some(id), c.opened), ..Phases::default() },
                 ..RequestRow::new(layer, c.opened)
             });
         }

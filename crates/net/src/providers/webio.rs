@@ -22,7 +22,9 @@ use crate::address::Endpoint;
 use crate::dns::{Dns, Query, Resolver};
 use crate::event::{Head, Props, Time};
 use crate::pools::Pools;
-use crate::report::{Gatherer, Layer, RequestRow, SLACK, push_unique, same_pid, scheme, url_host, url_port};
+use crate::report::{
+    Gatherer, Layer, MAX_HEADERS, Phases, RequestRow, SLACK, push_unique, same_pid, scheme, url_host, url_port,
+};
 use crate::transport::{ConnId, Transport};
 use crate::{errors, services};
 
@@ -56,6 +58,9 @@ pub struct Request {
     pub status_line: Option<String>,
     /// The request went through a proxy tunnel (CONNECT).
     pub tunnel: bool,
+    /// The last request and response header blocks (100, 101), capped.
+    pub request_headers: Option<String>,
+    pub response_headers: Option<String>,
     /// The last non-zero error of its connects, sends and receives.
     pub error: Option<u32>,
     pub connection: Option<u64>,
@@ -110,6 +115,11 @@ pub struct Use {
     pub error: Option<u32>,
     pub first: Time,
     pub last: Time,
+    /// Its request's sending: the first send's start to the last send's
+    /// stop before the response began.
+    pub send: Option<(Time, Time)>,
+    /// The response's first bytes (the first receive that brought any).
+    pub first_data: Option<Time>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,11 +142,11 @@ pub(crate) enum Event {
         request: u64,
         handle: u64,
     },
-    /// 100 (sent) / 101 (received) request headers: their first line.
+    /// 100 (sent) / 101 (received) headers, as logged.
     Header {
         request: u64,
         received: bool,
-        first_line: Option<String>,
+        text: Option<String>,
     },
     WaitingForConnection {
         request: u64,
@@ -167,6 +177,11 @@ pub(crate) enum Event {
         connection: u64,
         socket: u64,
     },
+    /// 700 / 703 SSLInitializeSecurityContext start and stop: a step of the
+    /// connection's TLS handshake.
+    Handshake {
+        connection: u64,
+    },
     Transfer {
         connection: u64,
         sent: bool,
@@ -193,6 +208,9 @@ fn address_field(props: &Props<'_, '_>) -> Option<Endpoint> {
     Endpoint::parse(&props.text("Address")?)
 }
 
+/// Header bytes kept for all requests together, at most.
+const HEADER_BUDGET: usize = 64 * 1024 * 1024;
+
 /// The first line of an HTTP header block.
 fn first_line(text: &str) -> Option<String> {
     let line = text.lines().next()?.trim_end_matches(['\r', '\0']).trim();
@@ -216,8 +234,15 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
         100 | 101 => Event::Header {
             request: u("Request")?,
             received: id == 101,
-            first_line: props.text("Headers").as_deref().and_then(first_line),
+            text: props.text("Headers").map(|mut h| {
+                if h.len() > MAX_HEADERS {
+                    let cut = (0..=MAX_HEADERS).rev().find(|&i| h.is_char_boundary(i)).unwrap_or(0);
+                    h.truncate(cut);
+                }
+                h
+            }),
         },
+        700 | 703 => Event::Handshake { connection: u("Connection")? },
         104 => Event::WaitingForConnection { request: u("Request")?, connection: u("Connection")? },
         205 => Event::NameStart { query: u("DnsQuery")?, host: props.text("HostName")? },
         206 => {
@@ -273,6 +298,10 @@ pub struct WebIo {
     /// Every socket each connection tried, in order.
     tried: FastMap<(Option<u32>, u64), Vec<SockId>>,
     names: FastMap<(Option<u32>, u64), (Time, String)>,
+    /// Each connection's TLS handshake: its first and last step.
+    pub handshakes: FastMap<(Option<u32>, u64), (Time, Time)>,
+    /// Header bytes kept so far: past [`HEADER_BUDGET`] no more are.
+    header_bytes: usize,
     /// Sends in flight per thread: the use whose posted bytes TCPIP reports.
     sending: FastMap<u32, UseId>,
     /// Sends and receives in flight per thread: the socket whose TCB TCPIP names.
@@ -354,15 +383,27 @@ impl WebIo {
                     r.touch(t, tid);
                 }
             }
-            Event::Header { request, received, first_line } => {
+            Event::Header { request, received, text } => {
                 let Some(&id) = w.by_request.get(&(pid, request)) else { return };
                 let r = &mut w.requests[id];
                 r.touch(t, tid);
-                match (received, first_line) {
+                let line = text.as_deref().and_then(first_line);
+                match (received, line) {
                     (true, Some(line)) if line.starts_with("HTTP") => r.status_line = Some(line),
                     (false, Some(line)) if line.starts_with("CONNECT ") => r.tunnel = true,
                     _ => {}
                 }
+                // The last block of each side is the request's (a proxy's
+                // CONNECT and its answer come first); within the budget.
+                if let Some(text) = text.filter(|t| w.header_bytes + t.len() <= HEADER_BUDGET) {
+                    w.header_bytes += text.len();
+                    let kept = if received { &mut r.response_headers } else { &mut r.request_headers };
+                    *kept = Some(text);
+                }
+            }
+            Event::Handshake { connection } => {
+                let span = w.handshakes.entry((pid, connection)).or_insert((t, t));
+                span.1 = span.1.max(t);
             }
             Event::WaitingForConnection { request, connection } => {
                 let Some(&id) = w.by_request.get(&(pid, request)) else { return };
@@ -477,13 +518,22 @@ impl WebIo {
                         w.transferring.insert(tid, socket);
                     }
                 }
+                let before_response = w.uses[u].first_data.is_none();
                 match (sent, stop) {
                     (true, false) => {
+                        if before_response {
+                            let span = w.uses[u].send.get_or_insert((t, t));
+                            span.1 = span.1.max(t);
+                        }
                         if let Some(tid) = tid {
                             w.sending.insert(tid, u);
                         }
                     }
                     (true, true) => {
+                        if before_response {
+                            let span = w.uses[u].send.get_or_insert((t, t));
+                            span.1 = span.1.max(t);
+                        }
                         w.uses[u].sent += bytes;
                         w.send_sizes_logged |= bytes != 0;
                         if let Some(tid) = tid {
@@ -494,6 +544,9 @@ impl WebIo {
                         // Data after the socket closed is not this request's.
                         if w.sockets[socket].closed.is_none_or(|c| c >= t) {
                             w.uses[u].received += bytes;
+                            if bytes > 0 {
+                                w.uses[u].first_data.get_or_insert(t);
+                            }
                         }
                     }
                     (false, false) => {}
@@ -596,6 +649,16 @@ impl<'n> Gatherer<'n> {
                 let mut threads = r.threads.clone();
                 push_unique(&mut threads, socket.and_then(|s| s.connect_tid));
                 let sent = u.map(|u| if w.send_sizes_logged { u.sent } else { u.sent.max(u.posted) });
+                // A socket opened for this request: its lookup, connect and handshake are this row's.
+                let opened = socket.filter(|_| u.is_some_and(|u| !u.shared));
+                let connect = opened.and_then(|s| Some((s.start, s.stop?))).or_else(|| self.connect_span(conn, start));
+                let phases = Phases {
+                    dns: opened.and_then(|s| self.lookup_span(r.pid, host, r.created, s.start)),
+                    connect,
+                    tls: opened.and_then(|s| w.handshakes.get(&(s.pid, s.connection)).copied()),
+                    send: u.and_then(|u| u.send),
+                    first_byte: u.and_then(|u| u.first_data),
+                };
                 out.push(RequestRow {
                     process: self.process(r.pid, r.created),
                     pid: r.pid,
@@ -623,6 +686,15 @@ impl<'n> Gatherer<'n> {
                         conn,
                     ),
                     url,
+                    phases,
+                    request_headers: r.request_headers.clone(),
+                    redirect_url: r
+                        .response_headers
+                        .as_deref()
+                        .filter(|h| crate::http::status(h).is_some_and(|s| (300..400).contains(&s)))
+                        .and_then(|h| crate::http::field(h, "Location"))
+                        .map(str::to_string),
+                    response_headers: r.response_headers.clone(),
                     ..RequestRow::new(Layer::WinHttp, start)
                 });
             }

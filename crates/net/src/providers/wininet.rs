@@ -15,7 +15,7 @@ use crate::address::{Address, Endpoint};
 use crate::dns::{Dns, Query, Resolver, parse_results};
 use crate::event::{Head, Props, Time};
 use crate::pools::Pools;
-use crate::report::{Gatherer, Layer, RequestRow, overlaps, push_unique, same_pid, scheme, url_host};
+use crate::report::{Gatherer, Layer, Phases, RequestRow, overlaps, push_unique, same_pid, scheme, url_host};
 use crate::services;
 use crate::transport::{ConnId, Connection, Transport};
 
@@ -53,6 +53,14 @@ pub struct Request {
     pub dns_name: Option<String>,
     pub dns_addresses: Vec<Address>,
     pub send_time: Option<Time>,
+    /// Its connect's stop (1046), the last of its attempts.
+    pub connect_stop: Option<Time>,
+    /// Its last headers or body sent (1031, 1033).
+    pub sent_at: Option<Time>,
+    /// SendRequest's stop (1008): the response's headers have come.
+    pub headers_at: Option<Time>,
+    /// Where it was redirected to (1049).
+    pub redirect_to: Option<String>,
     /// The last event of the request.
     pub last: Time,
     /// Its last response event (status, data read, cache hit): where a request
@@ -289,6 +297,7 @@ impl WinInet {
                 }
                 r.touch(t, tid);
                 r.answered = Some(t);
+                r.headers_at.get_or_insert(t);
             }
             Event::CacheHit => {
                 let r = &mut self.requests[id];
@@ -299,6 +308,7 @@ impl WinInet {
             Event::Sent { bytes } => {
                 let r = &mut self.requests[id];
                 r.sent += bytes;
+                r.sent_at = Some(t);
                 r.touch(t, tid);
             }
             Event::Read { request, bytes } => {
@@ -332,11 +342,13 @@ impl WinInet {
                     r.local = Some(local);
                     r.local_port = Some(local.port);
                 }
+                r.connect_stop = Some(t);
                 r.touch(t, tid);
             }
             Event::Redirect { url } => {
                 let old = &mut self.requests[id];
                 old.redirected = true;
+                old.redirect_to = url.clone();
                 old.end(t);
                 let mut r = fresh(false);
                 r.connect_handle = old.connect_handle;
@@ -389,6 +401,17 @@ impl Gatherer<'_> {
             let ended = r.ended.or((r.status_line.is_some() || r.cache_hit).then_some(r.last));
             let mut threads = r.threads.clone();
             push_unique(&mut threads, r.connect_tid);
+            let connect = match (r.connect_time, r.connect_stop) {
+                (Some(a), Some(b)) if b >= a => Some((a, b)),
+                _ => self.connect_span(conn, r.created),
+            };
+            let phases = Phases {
+                dns: self.lookup_span(r.pid, host, r.created, connect.map_or(r.send_time.unwrap_or(r.last), |c| c.0)),
+                connect,
+                tls: None,
+                send: r.send_time.map(|s| (s, r.sent_at.unwrap_or(s).max(s))),
+                first_byte: r.headers_at,
+            };
             out.push(RequestRow {
                 process: self.process(r.pid, r.created),
                 pid: r.pid,
@@ -412,6 +435,8 @@ impl Gatherer<'_> {
                 connection: conn,
                 started_by: self.started_by(r.started_by.iter().map(Some), conn),
                 url,
+                redirect_url: r.redirect_to.clone(),
+                phases,
                 ..RequestRow::new(Layer::WinInet, r.created)
             });
         }

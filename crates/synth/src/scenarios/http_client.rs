@@ -255,7 +255,7 @@ pub fn ipv6_happy_eyeballs() -> Result<Vec<u8>, SynthError> {
     let dial = Dial::new(sa("203.0.113.10:443")).rtt(18.0);
     let t = m.winhttp_connect(t + 0.1, th, &r, &mut c, (&dial, 1, true))?;
     m.winhttp_work_done(t, th.worker, &r)?;
-    let t = m.winhttp_handshake(t + 0.1, th, &mut c)?;
+    let t = m.winhttp_handshake(t + 0.1, th, &mut c, "dual.example.net")?;
     let x = Exchange::new("GET", "dual.example.net", "/", "HTTP/1.1 200 OK", 3_100);
     let t = m.winhttp_exchange(t + 0.2, th, &r, &mut c, &x)?;
     let t = m.winhttp_close_request(t + 1.0, th.app, &r)?;
@@ -323,7 +323,7 @@ pub fn proxy_connect() -> Result<Vec<u8>, SynthError> {
     let established = "HTTP/1.1 200 Connection established\r\n\r\n";
     let t = m.winhttp_receive(t + 0.5, (th.io, th.io), &r, &mut c, (established.len() as u32, Some(established)))?;
     c.tls = true;
-    let t = m.winhttp_handshake(t + 0.2, th, &mut c)?;
+    let t = m.winhttp_handshake(t + 0.2, th, &mut c, "origin.example.com")?;
     let x = Exchange::new("GET", "origin.example.com", "/data", "HTTP/1.1 200 OK", 4_000);
     let t = m.winhttp_exchange(t + 0.2, th, &r, &mut c, &x)?;
     let t = m.winhttp_close_request(t + 1.0, th.app, &r)?;

@@ -361,18 +361,45 @@ impl Machine {
         if c.tls { bytes + TLS_RECORD_OVERHEAD } else { bytes }
     }
 
-    /// The TLS handshake on a new HTTPS connection (outside WebIO's send and
-    /// receive events).
+    /// The TLS handshake on a new HTTPS connection to `host`, outside
+    /// WebIO's send and receive events: SSLInitializeSecurityContext Start
+    /// and Stop (700, 703) around each of the client's flights (the
+    /// ClientHello, then the Finished after the server's answer).
     pub fn winhttp_handshake(
         &mut self,
         at: f64,
         threads: WebThreads,
         c: &mut WebConnection,
+        host: &str,
     ) -> Result<f64, crate::SynthError> {
+        let flight = |m: &mut Machine, at: f64, (input, output): (u32, u32)| {
+            let f = fields![
+                ("Connection", c.connection),
+                ("SecurityHandleHigh", c.context + 0x40),
+                ("SecurityHandleLow", c.context + 0x48),
+                ("CredHandleHigh", c.conn_mgr + 0x20),
+                ("CredHandleLow", c.conn_mgr + 0x28),
+                ("HostName", host),
+                ("InputFlags", 0x0001_c11cu32),
+                ("Buffer", c.context + 0x800),
+                ("BufferLengthData", input),
+                ("BufferLengthRemaining", 0u32),
+                ("OutputFlags", 0x0000_011cu32),
+                ("DataChunks", c.context + 0x90),
+                ("DataChunkBufferLength", output),
+            ];
+            // SEC_I_CONTINUE_NEEDED, then SEC_E_OK.
+            let result = if input == 0 { 0x0009_0312u32 } else { 0 };
+            m.webio(700, at, threads.io, Guid::ZERO, f.clone().with("Result", 0u32))?;
+            m.webio(703, at + 0.01, threads.io, Guid::ZERO, f.with("Result", result))
+        };
+        flight(self, at - 0.03, (0, 517))?;
         let mut tcp = c.tcp.take().expect("a connected WebIO connection");
         let end = self.tls_handshake(at, threads.io, &mut tcp, threads.io);
         c.tcp = Some(tcp);
-        end
+        let end = end?;
+        flight(self, end - 0.03, (2_893, 80))?;
+        Ok(end)
     }
 
     /// RequestHeader (100, `head`) then ConnectionSocketSend Start (213), the
@@ -563,7 +590,7 @@ impl Machine {
         let t = self.winhttp_resolve(t + 0.1, threads.worker, &r, &c, (host, dial.remote.port()), answer)?;
         let t = self.winhttp_connect(t + 0.1, threads, &r, &mut c, (dial, 1, false))?;
         self.winhttp_work_done(t, threads.worker, &r)?;
-        let t = if c.tls { self.winhttp_handshake(t + 0.1, threads, &mut c)? } else { t };
+        let t = if c.tls { self.winhttp_handshake(t + 0.1, threads, &mut c, host)? } else { t };
         let t = self.winhttp_exchange(t + 0.2, threads, &r, &mut c, x)?;
         let t = self.winhttp_close_request(t + 1.0, threads.app, &r)?;
         Ok((r, c, t))
