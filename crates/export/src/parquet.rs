@@ -189,7 +189,7 @@ fn list_levels<T>(rows: Vec<Option<Vec<T>>>) -> (Vec<T>, Vec<i16>, Vec<i16>) {
 pub use crate::events::table::SCHEMA as EVENTS_SCHEMA;
 
 /// Events per row group of the `events` table: memory holds one group.
-const GROUP_ROWS: usize = 64 * 1024;
+const GROUP_ROWS: usize = 16 * 1024;
 
 /// What writing the `events` table met.
 #[derive(Debug, Default)]
