@@ -128,7 +128,8 @@ fn corrected(provider: &str, field: &str, manifest: &str, ours: &str) -> bool {
 #[test]
 fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
     let (listed, json) = listed();
-    // The eleven providers the network model reads are all built in.
+    // The providers the network model reads with built-in layouts (the browsers' TraceLogging
+    // providers describe themselves; Chrome's manifest event is built in).
     for name in [
         "Microsoft-Windows-TCPIP",
         "Microsoft-Windows-Winsock-AFD",
@@ -141,6 +142,9 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         "Microsoft-Windows-LDAP-Client",
         "Microsoft-Windows-Kernel-Network",
         "Microsoft-Windows-URLMon",
+        "Microsoft-Quic",
+        "Microsoft-Windows-WinQuic",
+        "Chrome",
     ] {
         assert!(json.iter().any(|p| p["name"] == name), "{name} is not built in");
     }
@@ -150,7 +154,7 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         let text = reference(file);
         let declared = if file.ends_with(".man") { manifest(&text) } else { wepexplorer(&text) };
         for ((provider, id, version), fields) in &declared {
-            // Only the providers nettrail ships layouts for (Quic is not one).
+            // Only the providers nettrail ships layouts for.
             if !json.iter().any(|p| p["name"] == provider.as_str()) {
                 continue;
             }
@@ -201,6 +205,8 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         ("windows11/Microsoft-Windows-HttpLog.xml", (1, 0, 0)),
         ("windows11/Microsoft-Windows-Runtime-Web-Http.xml", (48, 30, 0)),
         ("windows11/Microsoft-Windows-DNS-Client.24H2.xml", (146, 26, 0)),
+        // Every event msquic.sys registers on Windows 11 22H2.
+        ("windows11/Microsoft-Quic.xml", (159, 146, 0)),
     ]);
     assert_eq!(checked, want);
 }
