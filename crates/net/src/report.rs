@@ -35,6 +35,8 @@ pub enum Layer {
     Winsock,
     Tcp,
     Udp,
+    /// A Chromium-based browser's request (NetLog, or a URL its events name).
+    Chromium,
 }
 
 impl Layer {
@@ -47,6 +49,7 @@ impl Layer {
             Layer::Winsock => "Winsock",
             Layer::Tcp => "TCP",
             Layer::Udp => "UDP",
+            Layer::Chromium => "Chromium",
         }
     }
 }
@@ -151,8 +154,10 @@ pub struct ConnectionRow {
     /// The layer whose request row shows it.
     pub layer: Option<Layer>,
     pub error: Option<String>,
-    /// TCPIP's TCB or UDP endpoint.
+    /// TCPIP's TCB or UDP endpoint; MsQuic's connection.
     pub pointer: Option<u64>,
+    /// A QUIC connection's facts (`protocol` is then `QUIC`).
+    pub quic: Option<crate::providers::quic::QuicFacts>,
 }
 
 /// A DNS lookup, or (kind "server") a DNS server configured on an interface.
@@ -207,6 +212,8 @@ pub struct Report {
     pub connections: Vec<ConnectionRow>,
     pub dns: Vec<DnsRow>,
     pub http_server: Vec<ServerRow>,
+    /// Browsers' regions, events and NetLog sources.
+    pub browser: Vec<crate::providers::chromium::BrowserRow>,
 }
 
 impl Report {
@@ -461,16 +468,19 @@ impl Network {
         let mut requests = Vec::new();
         g.wininet_rows(&mut requests);
         g.webio_rows(&mut requests);
+        let browser = g.chromium_rows(&mut requests);
         g.urlmon_rows(&mut requests);
         g.ldap_rows(&mut requests);
         g.winsock_rows(&mut requests);
         g.transport_rows(&mut requests);
         requests.sort_by_key(|r| r.start);
+        crate::protocols::label(self, &mut requests);
         for r in &mut requests {
             r.activity_events = r.activity.and_then(|a| self.activities.get(&a)).map(|a| a.events);
             r.app = r.pid.zip(r.threads.first().copied()).and_then(|thread| self.apps.at(thread, r.start));
         }
-        let connections = self.connection_rows(&g.claimed);
+        let mut connections = self.connection_rows(&g.claimed);
+        g.quic_connections(&mut connections);
         Report {
             trace_start: self.trace_start,
             trace_end: self.trace_end,
@@ -478,6 +488,7 @@ impl Network {
             connections,
             dns: self.dns_rows(),
             http_server: self.http_server.rows(&self.processes, &self.activities),
+            browser,
         }
     }
 
@@ -512,6 +523,7 @@ impl Network {
                     layer: claimed.get(id).copied().flatten(),
                     error: failure(c),
                     pointer: c.pointer,
+                    quic: None,
                 }
             })
             .collect();
