@@ -369,7 +369,10 @@ pub fn synth_manifests(unions: &[Union], loaded: &Loaded) -> anyhow::Result<Vec<
             let u = unions.iter().find(|u| u.name == provider).context("synth provider without layouts")?;
             let decls = &loaded.providers[provider];
             let of_build = |b: u32| {
-                decls.iter().filter(move |(s, _)| loaded.sources[*s].build == b).max_by_key(|(s, _)| loaded.sources[*s].kind as u8)
+                decls
+                    .iter()
+                    .filter(move |(s, _)| loaded.sources[*s].build == b)
+                    .max_by_key(|(s, _)| loaded.sources[*s].kind as u8)
             };
             let builds: BTreeSet<u32> = decls.iter().map(|(s, _)| loaded.sources[*s].build).collect();
             let own = match of_build(build) {
