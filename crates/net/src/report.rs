@@ -398,6 +398,10 @@ impl<'n> Gatherer<'n> {
                 self.sock_claimed[s] = true;
             }
         }
+        // A UDP flow's datagram sockets (QUIC under HTTP/3).
+        for s in conn.map(|c| self.flow_sockets(c)).unwrap_or_default() {
+            self.sock_claimed[s] = true;
+        }
     }
 
     /// Server name and other names: the request's own host first, then what

@@ -518,19 +518,7 @@ impl Gatherer<'_> {
         let span = (s.first, s.alive.and_then(|a| a.1).unwrap_or(s.last).max(s.last));
         if s.kind == "UDP_SOCKET" {
             let conn = self.udp_flow(s.pid, s.local, s.remote, span);
-            let port = s.local.map(|l| l.port);
-            let sockets = net
-                .sockets
-                .iter()
-                .filter(|(_, k)| {
-                    k.is_datagram()
-                        && same_pid(s.pid, k.pid)
-                        && port.is_some()
-                        && k.local.map(|l| l.port) == port
-                        && overlaps(span, (k.created, k.closed.unwrap_or(net.trace_end)))
-                })
-                .map(|(id, _)| id)
-                .collect();
+            let sockets = conn.map(|c| self.flow_sockets(c)).unwrap_or_default();
             return SocketJoin { how: conn.map(|_| "endpoint"), conn, sockets };
         }
         if let (Some(local), Some(remote)) = (s.local, s.remote)

@@ -183,11 +183,13 @@ pub struct Quic {
 }
 
 impl Quic {
-    /// The record of a connection address: the open one, else one rebuilt
-    /// from this event (its creation was not in the trace).
-    fn record(&mut self, conn: u64, head: &Head) -> QuicId {
+    /// The record of a connection address: the open one (or, for the events
+    /// that follow a close — Destroyed after HandleClosed, the statistics —
+    /// the latest), else one rebuilt from this event (its creation was not
+    /// in the trace).
+    fn record(&mut self, conn: u64, head: &Head, after_close: bool) -> QuicId {
         if let Some(&id) = self.by_pointer.get(&conn)
-            && self.connections[id].closed.is_none()
+            && (after_close || self.connections[id].closed.is_none())
         {
             return id;
         }
@@ -243,7 +245,8 @@ impl Quic {
             | Event::Error { conn, .. } => *conn,
             Event::Created { .. } => return,
         };
-        let id = self.record(conn, head);
+        let after_close = matches!(e, Event::Closed { .. } | Event::Stats { .. } | Event::ShutdownComplete { .. });
+        let id = self.record(conn, head, after_close);
         let c = &mut self.connections[id];
         c.last = c.last.max(t);
         // A user process's id where the creation gave none (or System's, for msquic.sys workers).
@@ -471,6 +474,27 @@ impl Gatherer<'_> {
         })
     }
 
+    /// The datagram sockets of a UDP flow: its process's, bound to its local
+    /// port while it lived (empty for a TCP connection).
+    pub(crate) fn flow_sockets(&self, flow: ConnId) -> Vec<crate::winsock::SockId> {
+        let net = self.net;
+        let c = net.connections.get(flow);
+        let Some(port) = c.local.map(|l| l.port).filter(|&p| p != 0 && c.transport == Transport::Udp) else {
+            return Vec::new();
+        };
+        let span = (c.opened, self.end_of(c));
+        net.sockets
+            .iter()
+            .filter(|(_, k)| {
+                k.is_datagram()
+                    && same_pid(c.pid.or(c.alt_pid), k.pid)
+                    && k.local.map(|l| l.port) == Some(port)
+                    && overlaps(span, (k.created, k.closed.unwrap_or(net.trace_end)))
+            })
+            .map(|(id, _)| id)
+            .collect()
+    }
+
     /// The span a QUIC connection lived.
     fn quic_span(&self, q: &QuicConnection) -> (Time, Time) {
         (q.created, q.closed.unwrap_or(self.net.trace_end).max(q.last))
@@ -582,6 +606,8 @@ impl Gatherer<'_> {
                     taken[i] = true;
                     let r = &mut rows[i];
                     r.protocol = "QUIC";
+                    r.origin = q.origin;
+                    r.thread = r.thread.or(q.thread);
                     r.server = server.or(r.server.take());
                     r.state = q.state;
                     r.layer = r.layer.or(q.layer);
