@@ -1,8 +1,8 @@
 //! The HTTP version of WinINet and WinHTTP rows, where an event says it:
 //! the response's status line (`HTTP/1.1 200 OK`, `HTTP/2 200`, `HTTP/2.0
 //! 200`, `HTTP/3 200`), or a WinHTTP request carried by a UDP flow (which can
-//! only be HTTP/3 over QUIC). Rows whose events say nothing keep the URL's
-//! scheme. Chromium rows name their version themselves (NetLog's
+//! only be HTTP/3 over QUIC; its service is then QUIC's). Rows whose events
+//! say nothing keep the URL's scheme. Chromium rows name their version themselves (NetLog's
 //! transaction events).
 
 use crate::model::Network;
@@ -28,6 +28,10 @@ pub(crate) fn label(net: &Network, rows: &mut [RequestRow]) {
         let said = r.status.as_deref().and_then(version).or(over_udp.then_some("HTTP/3"));
         if let Some(v) = said {
             r.protocol = Some(v.to_string());
+        }
+        // Its port's service is UDP's (QUIC), as for any row over a UDP flow.
+        if over_udp {
+            r.service = r.port.and_then(crate::services::udp).map(str::to_string);
         }
     }
 }
