@@ -307,3 +307,47 @@ fn dump_reads_the_synthesizers_manifest() {
     // Two 4-byte pointers, two handles, the method (8-bit), the URI (UTF-16), versions, error.
     assert_eq!(built_in["payload_len"], 4 + 8 + 4 + 8 + 4 + 2 * 29 + 2 * 2 + 4);
 }
+
+/// The browsers' TraceLogging providers are listed with what nettrail reads
+/// of them (their events describe themselves), beside Chrome's manifest
+/// event and MsQuic's, which have layouts.
+#[test]
+fn providers_lists_the_browsers_and_quic() {
+    let out = nettrail(&["providers"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for (guid, name) in [
+        ("d2d578d9-2936-45b6-a09f-30e32715f42d", "Google.Chrome (TraceLogging: Chrome)"),
+        ("e16ec3d2-bb0f-4e8f-bdb8-de0bea82dc3d", "Microsoft.MSEdgeWebView (TraceLogging: Edge WebView2)"),
+        ("3a5f2396-5c8f-4f1f-9b67-6cca6c990e61", "Microsoft.MSEdgeStable (TraceLogging: Edge)"),
+    ] {
+        let line = text.lines().find(|l| l.ends_with(name)).unwrap_or_else(|| panic!("{name} not listed"));
+        assert!(line.starts_with(guid), "{line}");
+    }
+    let quic = text.lines().find(|l| l.ends_with(" Microsoft-Quic")).expect("Microsoft-Quic listed");
+    assert_eq!(quic.split_whitespace().nth(1), Some("187"), "{quic}");
+    let json = nettrail(&["providers", "webview2", "--format", "json"]);
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let json: Vec<Value> = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json.len(), 1);
+    assert_eq!(json[0]["tracelogging"], true);
+    let events = json[0]["events"].as_array().unwrap();
+    let start_job = events.iter().find(|e| e["name"] == "URL_REQUEST_START_JOB").expect("a NetLog event");
+    assert_eq!(start_job["keywords"], "0x80");
+    let fields: Vec<&str> =
+        start_job["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["Phase", "Timestamp", "Id", "source_type", "params"]);
+    // Chrome's GUID: its manifest event (a layout) and its TraceLogging events.
+    let chrome = nettrail(&["providers", "{D2D578D9-2936-45B6-A09F-30E32715F42D}", "--format", "json"]);
+    let chrome: Vec<Value> = serde_json::from_slice(&chrome.stdout).unwrap();
+    let names: Vec<&str> = chrome.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Chrome", "Google.Chrome"]);
+    let event1 = &chrome[0]["events"][0];
+    assert_eq!((event1["id"].as_u64(), event1["name"].as_str()), (Some(1), Some("ChromeEvent")));
+    let fields: Vec<&str> = event1["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["Name", "Phase", "ArgName1", "ArgValue1", "ArgName2", "ArgValue2", "ArgName3", "ArgValue3"]);
+    // MsQuic's connection events, with the socket addresses the model reads.
+    let quic = nettrail(&["providers", "microsoft-quic"]);
+    let text = String::from_utf8(quic.stdout).unwrap();
+    let remote = text.split("\n\n").find(|e| e.starts_with("event 5128 v0")).expect("5128");
+    assert!(remote.contains("    Addr Binary SocketAddress length=AddrLength"), "{remote}");
+}

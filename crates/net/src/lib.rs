@@ -46,7 +46,7 @@ pub use model::{Activities, Activity, Network};
 pub use providers::chromium::{BROWSERS, BrowserRow, Chromium, NETLOG_KEYWORD};
 pub use providers::httpsys::{HttpServer, ServerRequest};
 pub use providers::ldap::{Ldap, Operation};
-pub use providers::netlog::net_error as chromium_net_error;
+pub use providers::netlog::{NETLOG_EVENTS, net_error as chromium_net_error};
 pub use providers::quic::{Quic, QuicConnection, QuicFacts};
 pub use providers::urlmon::{UrlMon, UrlRequest};
 pub use providers::webio::WebIo;

@@ -43,6 +43,40 @@ use crate::services;
 use crate::transport::{ConnId, Transport};
 use crate::winsock::SockId;
 
+/// The NetLog event types the model reads (`Sources::apply`), each with
+/// what it takes from them.
+pub const NETLOG_EVENTS: [(&str, &str); 29] = [
+    ("REQUEST_ALIVE", "a URL request's lifetime; its begin's stack; net_error"),
+    ("URL_REQUEST_START_JOB", "url, method; net_error at its end"),
+    ("URL_REQUEST_REDIRECTED", "location: the request's row ends, the next job starts another"),
+    ("HTTP_TRANSACTION_SEND_REQUEST_HEADERS", "HTTP/1.x: line"),
+    ("HTTP_TRANSACTION_HTTP2_SEND_REQUEST_HEADERS", "HTTP/2"),
+    ("HTTP_TRANSACTION_QUIC_SEND_REQUEST_HEADERS", "HTTP/3: quic_stream_id"),
+    ("HTTP_TRANSACTION_READ_RESPONSE_HEADERS", "headers: the status line"),
+    ("HTTP_STREAM_REQUEST_BOUND_TO_JOB", "source_dependency: the job that carries the request"),
+    ("SOCKET_POOL_BOUND_TO_SOCKET", "source_dependency: the job's socket"),
+    ("SOCKET_ALIVE", "a socket's lifetime; source_dependency"),
+    ("SOCKET_IN_USE", "source_dependency: the socket's user"),
+    ("TCP_CONNECT", "source_address: the local end"),
+    ("TCP_CONNECT_ATTEMPT", "address, local_address, remote_address; the attempt's thread and time"),
+    ("SSL_CONNECT", "next_proto (ALPN)"),
+    ("SOCKET_BYTES_SENT", "byte_count"),
+    ("SOCKET_BYTES_RECEIVED", "byte_count"),
+    ("SSL_SOCKET_BYTES_SENT", "byte_count (above TLS)"),
+    ("SSL_SOCKET_BYTES_RECEIVED", "byte_count (above TLS)"),
+    ("UDP_CONNECT", "address: the remote end"),
+    ("UDP_LOCAL_ADDRESS", "address: the local end"),
+    ("HTTP2_SESSION", "host; the session's lifetime"),
+    ("HTTP2_SESSION_SEND_HEADERS", "stream_id, source_dependency: a request's stream"),
+    ("HTTP2_SESSION_SEND_DATA", "stream_id, size"),
+    ("HTTP2_SESSION_RECV_DATA", "stream_id, size"),
+    ("QUIC_SESSION", "host, port, connection_id; the session's lifetime"),
+    ("QUIC_SESSION_HANDSHAKE_DONE_FRAME_RECEIVED", "the handshake's end"),
+    ("QUIC_SESSION_STREAM_FRAME_SENT", "stream_id, length"),
+    ("QUIC_SESSION_STREAM_FRAME_RECEIVED", "stream_id, length"),
+    ("QUIC_SESSION_CLOSED", "quic_error, details, from_peer"),
+];
+
 /// A NetLog entry's source and parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct NetLog {
