@@ -203,6 +203,7 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
                 release,
                 insider,
                 kind: Kind::Dump,
+                states_maps: true,
                 file: format!("repnz/etw-providers-docs@{} {path}", &REPNZ_COMMIT[..7]),
             };
             loaded.add(source, decls);
@@ -217,7 +218,8 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
                 bail!("jdu {commit} {path} declares {}", decl.provider);
             }
             let file = format!("jdu2600/Windows10EtwEvents@{} {path}", &commit[..7]);
-            loaded.add(Source { build, release, insider: false, kind: Kind::Tsv, file }, vec![decl]);
+            let source = Source { build, release, insider: false, kind: Kind::Tsv, states_maps: false, file };
+            loaded.add(source, vec![decl]);
         }
     }
     for &(build, release, path) in REFERENCE {
@@ -226,18 +228,22 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
         let decls = if path.ends_with(".man") { read::manifest(&text, &wanted) } else { read::wepexplorer(&text) }
             .with_context(|| full.display().to_string())?;
         let file = format!("../shared/reference/{path}");
-        loaded.add(Source { build, release, insider: false, kind: Kind::Full, file }, decls);
+        // WEPExplorer's dumps leave maps out.
+        let states_maps = path.ends_with(".man");
+        loaded.add(Source { build, release, insider: false, kind: Kind::Full, states_maps, file }, decls);
     }
     let msquic = read::git_file(&inputs.msquic, MSQUIC_COMMIT, MSQUIC_PATH)?
         .with_context(|| format!("microsoft/msquic has no {MSQUIC_PATH} at {MSQUIC_COMMIT}"))?;
     let decls = read::manifest(&msquic, &wanted).context("msquic MsQuicEtw.man")?;
     let file = format!("microsoft/msquic@{} {MSQUIC_PATH}", &MSQUIC_COMMIT[..7]);
     let release = "MsQuic, the library (newer than any Windows build above)";
-    loaded.add(Source { build: MSQUIC_BUILD, release, insider: false, kind: Kind::Full, file }, decls);
+    let source = Source { build: MSQUIC_BUILD, release, insider: false, kind: Kind::Full, states_maps: true, file };
+    loaded.add(source, decls);
     let decls = read::manifest(CHROME_MANIFEST, &wanted).context("Chrome's manifest")?;
     let file = "chromium/chromium base/trace_event/etw_manifest/chrome_events_win.man".to_string();
     let release = "any Windows build (Chromium's chrome.dll)";
-    loaded.add(Source { build: CHROME_BUILD, release, insider: false, kind: Kind::Full, file }, decls);
+    let source = Source { build: CHROME_BUILD, release, insider: false, kind: Kind::Full, states_maps: true, file };
+    loaded.add(source, decls);
     for (name, guid, _) in PROVIDERS {
         let decls = loaded.providers.get(*name).with_context(|| format!("no source declares {name}"))?;
         for (s, d) in decls {

@@ -7,7 +7,7 @@ use super::model::{Declaration, Event, Field, Kind, Len, Named, Source};
 use super::{fixes, render, sources, union};
 
 fn source(build: u32, kind: Kind, insider: bool) -> Source {
-    Source { build, release: "test", insider, kind, file: format!("test {build}") }
+    Source { build, release: "test", insider, kind, states_maps: true, file: format!("test {build}") }
 }
 
 fn field(name: &str, in_type: &str) -> Field {
