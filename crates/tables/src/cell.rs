@@ -118,7 +118,7 @@ impl Cell {
     }
 
     /// Ordering for sorting: numbers by value, times by time, text
-    /// case-insensitively. Nulls are not ordered here (see [`crate::sort`]).
+    /// case-insensitively. Nulls are not ordered here (see [`crate::select::sort`]).
     pub fn compare(&self, other: &Cell) -> Ordering {
         let num = |c: &Cell| match c {
             Cell::UInt(v) => Some(*v as f64),

@@ -47,7 +47,7 @@ pub fn write<R>(
     write_fitted(out, format, columns, chosen, rows, None)
 }
 
-/// [`write`], the table fitted into `width` display columns when given (a
+/// [`write()`], the table fitted into `width` display columns when given (a
 /// terminal's): the widest text columns are cut, with `…`, until it fits.
 pub fn write_fitted<R>(
     out: &mut impl Write,

@@ -2,7 +2,7 @@
 //! JSON lines (typed properties), the Windows event XML `tracerpt` writes,
 //! CSV, and text lines of chosen fields. [`Formatter`] formats one chunk of
 //! events at a time, so a pass formats on every core
-//! ([`nettrail_etl::drive`]) and writes the chunks in order.
+//! ([`nettrail_etl::drive()`]) and writes the chunks in order.
 
 mod csv;
 mod filter;

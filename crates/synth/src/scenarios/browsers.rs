@@ -157,9 +157,9 @@ fn h2_exchange(
 }
 
 /// Chrome (browser 9200, network service 9260, renderer 9320) opens
-/// https://www.example.com/: the page and its script over one HTTP/2
+/// <https://www.example.com/>: the page and its script over one HTTP/2
 /// connection (TLS with ALPN h2), and the page's fetch() of
-/// https://api.example.com/v1/data over HTTP/3, where Chrome races QUIC
+/// <https://api.example.com/v1/data> over HTTP/3, where Chrome races QUIC
 /// against TCP: QUIC wins, the TCP connection of the losing job stays
 /// unused. The favicon comes from the renderer's memory cache (no NetLog
 /// request). The QUIC session closes after 30 s idle.
@@ -491,7 +491,7 @@ fn h1_exchange(
 
 /// `ContosoMail.exe` hosts Edge WebView2 (msedgewebview2.exe: browser 4480,
 /// network service 4520, renderer 4560; provider Microsoft.MSEdgeWebView):
-/// the control's creation, a navigation to https://mail.contoso.com/inbox,
+/// the control's creation, a navigation to <https://mail.contoso.com/inbox>,
 /// its fetch of /api/messages on the same HTTP/1.1 connection (ALPN
 /// http/1.1, keep-alive), a push connection to mail.contoso.com:8443 that
 /// the server refuses (RST: ERR_CONNECTION_REFUSED, no local address in
@@ -681,7 +681,7 @@ pub fn edge_webview2() -> Result<Vec<u8>, SynthError> {
     m.finish()
 }
 
-/// Windows 11 22H2: `ContosoUpdater.exe` asks https://api.contoso.com for
+/// Windows 11 22H2: `ContosoUpdater.exe` asks <https://api.contoso.com> for
 /// updates over HTTP/3 with WinHTTP (GET, then a POST on the same QUIC
 /// connection) and closes the connection (HTTP/3's no-error code). MsQuic
 /// runs in the app (its worker thread, its UDP socket).
