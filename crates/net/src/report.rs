@@ -292,6 +292,8 @@ pub(crate) struct Gatherer<'n> {
     pub(crate) conn_sockets: FastMap<ConnId, Vec<SockId>>,
     /// Sockets that carried LDAP operations.
     pub(crate) ldap_sockets: Vec<bool>,
+    /// Datagram sockets by local port (a UDP flow's sockets).
+    pub(crate) datagram_sockets: FastMap<u16, Vec<SockId>>,
 }
 
 impl<'n> Gatherer<'n> {
@@ -303,8 +305,12 @@ impl<'n> Gatherer<'n> {
             sock_conn: Vec::with_capacity(net.sockets.len()),
             conn_sockets: FastMap::default(),
             ldap_sockets: vec![false; net.sockets.len()],
+            datagram_sockets: FastMap::default(),
         };
         for (id, s) in net.sockets.iter() {
+            if let Some(port) = s.local.map(|l| l.port).filter(|&p| p != 0 && s.is_datagram()) {
+                g.datagram_sockets.entry(port).or_default().push(id);
+            }
             let c = g.socket_connection(s);
             g.sock_conn.push(c);
             if let Some(c) = c {

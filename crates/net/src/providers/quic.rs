@@ -19,6 +19,8 @@
 //! connecting thread where both say (MsQuic logs no id WebIO logs, so the
 //! join is by address, process, thread and time).
 
+use std::collections::BTreeSet;
+
 use nettrail_decode::fasthash::FastMap;
 
 use crate::address::Endpoint;
@@ -132,7 +134,7 @@ pub struct QuicConnection {
     pub destination_cid: Option<Vec<u8>>,
     pub source_cid: Option<Vec<u8>>,
     /// Stream ids opened or accepted.
-    pub streams: Vec<u64>,
+    pub streams: FastMap<u64, ()>,
     /// Bytes as MsQuic counts them (QUIC payload with its framing, no UDP/IP headers).
     pub sent: Option<u64>,
     pub received: Option<u64>,
@@ -162,7 +164,7 @@ impl QuicConnection {
             version: None,
             destination_cid: None,
             source_cid: None,
-            streams: Vec::new(),
+            streams: FastMap::default(),
             sent: None,
             received: None,
             close: None,
@@ -180,6 +182,10 @@ impl QuicConnection {
 pub struct Quic {
     pub connections: Vec<QuicConnection>,
     by_pointer: FastMap<u64, QuicId>,
+    /// Connections by each remote end they had.
+    by_remote: FastMap<Endpoint, Vec<QuicId>>,
+    /// Connections no remote end was logged for.
+    no_remote: BTreeSet<QuicId>,
 }
 
 impl Quic {
@@ -202,8 +208,19 @@ impl Quic {
     fn add(&mut self, c: QuicConnection) -> QuicId {
         let id = self.connections.len();
         self.by_pointer.insert(c.pointer, id);
+        self.no_remote.insert(id);
         self.connections.push(c);
         id
+    }
+
+    /// The connections that may have been to `remote`: those that had it
+    /// and those whose remote end is unknown, in the order of the records.
+    fn to_remote(&self, remote: &Endpoint) -> Vec<QuicId> {
+        let had = self.by_remote.get(remote).map(Vec::as_slice).unwrap_or_default();
+        let mut ids: Vec<QuicId> = had.iter().chain(&self.no_remote).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// Applies one event; origins of new connections come from `pools`.
@@ -265,7 +282,15 @@ impl Quic {
             }
             Event::Address { local, endpoint, .. } => {
                 let slot = if local { &mut c.local } else { &mut c.remote };
+                let changed = *slot != Some(endpoint);
                 *slot = Some(endpoint);
+                if !local && changed {
+                    self.no_remote.remove(&id);
+                    let ids = self.by_remote.entry(endpoint).or_default();
+                    if ids.last() != Some(&id) {
+                        ids.push(id);
+                    }
+                }
             }
             Event::Version { version, .. } => c.version = Some(version),
             Event::Shutdown { close, .. } => {
@@ -286,9 +311,7 @@ impl Quic {
                 *slot = Some(cid);
             }
             Event::Stream { id, .. } => {
-                if !c.streams.contains(&id) {
-                    c.streams.push(id);
-                }
+                c.streams.insert(id, ());
             }
             Event::Error { text, .. } => c.error = Some(text),
             Event::Created { .. } => {}
@@ -483,15 +506,14 @@ impl Gatherer<'_> {
             return Vec::new();
         };
         let span = (c.opened, self.end_of(c));
-        net.sockets
+        let on_port = self.datagram_sockets.get(&port).map(Vec::as_slice).unwrap_or_default();
+        on_port
             .iter()
-            .filter(|(_, k)| {
-                k.is_datagram()
-                    && same_pid(c.pid.or(c.alt_pid), k.pid)
-                    && k.local.map(|l| l.port) == Some(port)
-                    && overlaps(span, (k.created, k.closed.unwrap_or(net.trace_end)))
+            .copied()
+            .filter(|&id| {
+                let k = net.sockets.get(id);
+                same_pid(c.pid.or(c.alt_pid), k.pid) && overlaps(span, (k.created, k.closed.unwrap_or(net.trace_end)))
             })
-            .map(|(id, _)| id)
             .collect()
     }
 
@@ -507,7 +529,13 @@ impl Gatherer<'_> {
         s.http3?;
         let until = s.stop.or(s.closed).unwrap_or(self.net.trace_end);
         let mut best: Option<(bool, Time, QuicId)> = None;
-        for (id, q) in self.net.quic.connections.iter().enumerate() {
+        let quic = &self.net.quic;
+        let candidates: Vec<QuicId> = match s.remote {
+            Some(r) => quic.to_remote(&r),
+            None => (0..quic.connections.len()).collect(),
+        };
+        for id in candidates {
+            let q = &quic.connections[id];
             if q.server
                 || q.created < s.start.saturating_sub(SLACK)
                 || q.created > until.saturating_add(SLACK)
@@ -586,24 +614,22 @@ impl Gatherer<'_> {
         let net = self.net;
         let mut quic = self.msquic_rows();
         quic.extend(self.chromium_quic_rows());
-        let mut taken = vec![false; rows.len()];
+        // The UDP rows, by what a flow's row is built from.
+        let mut udp_rows: FastMap<(Time, Option<Endpoint>, Option<Endpoint>), Vec<usize>> = FastMap::default();
+        for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.protocol == "UDP") {
+            udp_rows.entry((r.start, r.local, r.remote)).or_default().push(i);
+        }
         let mut added = Vec::new();
         for q in quic {
             let server =
                 q.server.clone().or_else(|| q.remote.and_then(|r| net.dns.name_of(&r.address)).map(|n| n.name.clone()));
             let row = q.flow.and_then(|f| {
                 let c = net.connections.get(f);
-                rows.iter().enumerate().position(|(i, r)| {
-                    !taken[i]
-                        && r.protocol == "UDP"
-                        && r.start == c.opened
-                        && r.local == c.local
-                        && r.remote == c.remote
-                })
+                let free = udp_rows.get_mut(&(c.opened, c.local, c.remote))?;
+                (!free.is_empty()).then(|| free.remove(0))
             });
             match row {
                 Some(i) => {
-                    taken[i] = true;
                     let r = &mut rows[i];
                     r.protocol = "QUIC";
                     r.origin = q.origin;
