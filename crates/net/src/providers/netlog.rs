@@ -163,6 +163,7 @@ pub struct Source {
     pub threads: Vec<u32>,
     /// Sources its entries name (`source_dependency`).
     pub depends_on: Vec<u32>,
+    depends_index: FastMap<u32, ()>,
     pub jobs: Vec<UrlJob>,
     pub remote: Option<Endpoint>,
     pub local: Option<Endpoint>,
@@ -176,8 +177,12 @@ pub struct Source {
     pub connection_id: Option<String>,
     pub handshake_done: Option<Time>,
     pub streams: Vec<Stream>,
+    /// Where each stream is in `streams`.
+    stream_index: FastMap<u64, usize>,
     /// HTTP/2: the stream each request's headers went out on (request source, stream).
     pub stream_of: Vec<(u32, u64)>,
+    /// The first stream of each request in `stream_of`.
+    stream_of_index: FastMap<u32, u64>,
     pub close: Option<String>,
     pub net_error: Option<i64>,
     pub started_by: Option<Origin>,
@@ -185,14 +190,22 @@ pub struct Source {
 
 impl Source {
     fn stream_mut(&mut self, id: u64) -> &mut Stream {
-        let at = match self.streams.iter().position(|s| s.id == id) {
-            Some(at) => at,
-            None => {
-                self.streams.push(Stream { id, ..Stream::default() });
-                self.streams.len() - 1
-            }
-        };
+        let next = self.streams.len();
+        let at = *self.stream_index.entry(id).or_insert(next);
+        if at == next {
+            self.streams.push(Stream { id, ..Stream::default() });
+        }
         &mut self.streams[at]
+    }
+
+    /// A stream by its id.
+    pub fn stream(&self, id: u64) -> Option<&Stream> {
+        self.stream_index.get(&id).map(|&at| &self.streams[at])
+    }
+
+    /// HTTP/2: the stream a request's headers went out on (the first, if several).
+    pub fn stream_of_request(&self, request: u32) -> Option<&Stream> {
+        self.stream(*self.stream_of_index.get(&request)?)
     }
 
     fn job(&mut self) -> Option<&mut UrlJob> {
@@ -271,11 +284,13 @@ impl Sources {
         if let Some(kind) = n.source_type.filter(|_| s.kind.is_empty()) {
             s.kind = kind;
         }
-        push_unique(&mut s.threads, Head::known(head.tid));
+        if s.threads.len() < MAX_THREADS {
+            push_unique(&mut s.threads, Head::known(head.tid));
+        }
         let p = &n.params;
         if let Some(dep) = p.get("source_dependency").and_then(|d| d.get("id")).and_then(Json::as_u64) {
             let dep = dep as u32;
-            if !s.depends_on.contains(&dep) {
+            if s.depends_index.insert(dep, ()).is_none() {
                 s.depends_on.push(dep);
             }
         }
@@ -398,6 +413,7 @@ impl Sources {
                 let request = p.get("source_dependency").and_then(|d| d.get("id")).and_then(Json::as_u64);
                 if let (Some(stream), Some(request)) = (stream, request) {
                     s.stream_of.push((request as u32, stream));
+                    s.stream_of_index.entry(request as u32).or_insert(stream);
                     s.stream_mut(stream);
                 }
             }
@@ -479,6 +495,15 @@ pub fn net_error(code: i64) -> String {
     format!("{code} ({name})")
 }
 
+/// Sources a request's search visits at most, and neighbours it takes of
+/// each (a hostile trace's hub of thousands of dependents must not make the
+/// searches quadratic; a good trace's socket is a few sources away, named
+/// early).
+const MAX_VISITED: usize = 256;
+
+/// Threads a source keeps at most.
+const MAX_THREADS: usize = 64;
+
 /// What carried a request: the socket and the session (HTTP/2, QUIC) found.
 #[derive(Clone, Copy, Debug, Default)]
 struct Carrier {
@@ -511,22 +536,36 @@ impl Gatherer<'_> {
         edges
     }
 
+    /// The neighbours of each source that are not URL requests (a search for
+    /// a request's carrier never goes through another), the first
+    /// [`MAX_VISITED`] of them.
+    fn netlog_hops(&self, edges: &[Vec<(usize, bool)>]) -> Vec<Vec<usize>> {
+        let list = &self.net.chromium.netlog.list;
+        edges
+            .iter()
+            .map(|e| e.iter().map(|&(j, _)| j).filter(|&j| !list[j].is_request()).take(MAX_VISITED).collect())
+            .collect()
+    }
+
     /// The socket and session that carried a request: breadth first through
     /// the sources, its own dependencies first, never through another request.
-    fn carrier(&self, edges: &[Vec<(usize, bool)>], request: usize) -> Carrier {
+    fn carrier(&self, edges: &[Vec<(usize, bool)>], hops: &[Vec<usize>], request: usize) -> Carrier {
         let list = &self.net.chromium.netlog.list;
         let mut found = Carrier::default();
-        let mut seen = vec![false; list.len()];
-        seen[request] = true;
+        // A search of its own per request: a few sources apart, a bounded number of them.
+        let mut seen: FastMap<usize, ()> = FastMap::default();
+        seen.insert(request, ());
         let own: Vec<usize> = edges[request].iter().filter(|(_, out)| *out).map(|&(j, _)| j).collect();
         let mut level: Vec<usize> = if own.is_empty() { edges[request].iter().map(|&(j, _)| j).collect() } else { own };
-        for _ in 0..6 {
+        'search: for _ in 0..6 {
             let mut next = Vec::new();
             for &i in &level {
-                if seen[i] || list[i].is_request() {
+                if seen.len() > MAX_VISITED {
+                    break 'search;
+                }
+                if list[i].is_request() || seen.insert(i, ()).is_some() {
                     continue;
                 }
-                seen[i] = true;
                 match list[i].kind.as_str() {
                     "SOCKET" | "UDP_SOCKET" => {
                         found.socket.get_or_insert(i);
@@ -536,7 +575,7 @@ impl Gatherer<'_> {
                     }
                     _ => {}
                 }
-                next.extend(edges[i].iter().map(|&(j, _)| j));
+                next.extend(hops[i].iter().copied());
             }
             if found.socket.is_some() || next.is_empty() {
                 break;
@@ -547,7 +586,7 @@ impl Gatherer<'_> {
     }
 
     /// A NetLog socket's TCP connection or UDP flow, and AFD sockets.
-    fn socket_join(&self, s: &Source) -> SocketJoin {
+    fn socket_join(&self, s: &Source, by_thread: &FastMap<u32, Vec<SockId>>) -> SocketJoin {
         let net = self.net;
         let span = (s.first, s.alive.and_then(|a| a.1).unwrap_or(s.last).max(s.last));
         if s.kind == "UDP_SOCKET" {
@@ -572,16 +611,16 @@ impl Gatherer<'_> {
         // The AFD socket created on a connect attempt's thread while it ran.
         for &Attempt { begin, end, tid, address } in &s.attempts {
             let window = (begin.saturating_sub(SLACK), end.unwrap_or(span.1).saturating_add(SLACK));
-            let hit = net.sockets.iter().find(|(_, k)| {
-                !k.is_datagram()
-                    && same_pid(s.pid, k.pid)
-                    && tid.is_some()
-                    && (k.create_tid == tid || k.connect_tid == tid)
+            let Some(tid) = tid else { continue };
+            let on_thread = by_thread.get(&tid).map(Vec::as_slice).unwrap_or_default();
+            let hit = on_thread.iter().copied().find(|&id| {
+                let k = net.sockets.get(id);
+                same_pid(s.pid, k.pid)
                     && k.created >= window.0
                     && k.created <= window.1
                     && (address.is_none() || k.remote.is_none() || k.remote == address)
             });
-            if let Some((id, _)) = hit {
+            if let Some(id) = hit {
                 return SocketJoin { conn: self.sock_conn[id], sockets: vec![id], how: Some("thread") };
             }
         }
@@ -594,16 +633,27 @@ impl Gatherer<'_> {
         let net = self.net;
         let list = &net.chromium.netlog.list;
         let edges = self.netlog_edges();
+        let hops = self.netlog_hops(&edges);
+        // Stream sockets by the thread that created or connected them, oldest first.
+        let mut by_thread: FastMap<u32, Vec<SockId>> = FastMap::default();
+        for (id, k) in net.sockets.iter().filter(|(_, k)| !k.is_datagram()) {
+            for tid in [k.create_tid, k.connect_tid].into_iter().flatten() {
+                let on = by_thread.entry(tid).or_default();
+                if on.last() != Some(&id) {
+                    on.push(id);
+                }
+            }
+        }
         let joins: Vec<Option<SocketJoin>> = list
             .iter()
-            .map(|s| matches!(s.kind.as_str(), "SOCKET" | "UDP_SOCKET").then(|| self.socket_join(s)))
+            .map(|s| matches!(s.kind.as_str(), "SOCKET" | "UDP_SOCKET").then(|| self.socket_join(s, &by_thread)))
             .collect();
         let mut browser = Vec::new();
         for (i, s) in list.iter().enumerate() {
             if !s.is_request() {
                 continue;
             }
-            let carrier = self.carrier(&edges, i);
+            let carrier = self.carrier(&edges, &hops, i);
             let socket = carrier.socket.map(|k| &list[k]);
             let session = carrier.session.map(|k| &list[k]);
             let join = carrier.socket.and_then(|k| joins[k].clone()).unwrap_or_default();
@@ -741,31 +791,36 @@ impl Gatherer<'_> {
         let mut order: Vec<usize> = (0..regions.len()).filter(|&i| regions[i].url.is_some()).collect();
         order.sort_by_key(|&i| regions[i].start);
         let mut groups: Vec<(usize, Vec<usize>, Time)> = Vec::new();
+        // The group still open for each (browser, process, URL).
+        let mut open: FastMap<(Browser, Option<u32>, &str), usize> = FastMap::default();
         for i in order {
             let r = &regions[i];
+            let Some(url) = r.url.as_deref() else { continue };
             let end = r.end.unwrap_or(net.trace_end).max(r.start);
-            let open = groups.iter_mut().rev().find(|(first, _, last)| {
-                let f = &regions[*first];
-                f.browser == r.browser && f.pid == r.pid && f.url == r.url && r.start <= last.saturating_add(10_000_000)
-            });
-            match open {
-                Some((_, members, last)) => {
-                    members.push(i);
-                    *last = (*last).max(end);
+            let key = (r.browser, r.pid, url);
+            match open.get(&key).copied().filter(|&g| r.start <= groups[g].2.saturating_add(10_000_000)) {
+                Some(g) => {
+                    groups[g].1.push(i);
+                    groups[g].2 = groups[g].2.max(end);
                 }
-                None => groups.push((i, vec![i], end)),
+                None => {
+                    open.insert(key, groups.len());
+                    groups.push((i, vec![i], end));
+                }
+            }
+        }
+        // When each browser's NetLog requests began, by URL.
+        let mut fetches: FastMap<(Browser, &str), Vec<Time>> = FastMap::default();
+        for s in &net.chromium.netlog.list {
+            for j in &s.jobs {
+                fetches.entry((s.browser, j.url.as_str())).or_default().push(j.start);
             }
         }
         for (first, members, last) in groups {
             let r = &regions[first];
             let Some(url) = r.url.clone() else { continue };
-            let fetched = net.chromium.netlog.list.iter().any(|s| {
-                s.browser == r.browser
-                    && s.jobs.iter().any(|j| {
-                        j.url == url
-                            && j.start >= r.start.saturating_sub(10_000_000)
-                            && j.start <= last.saturating_add(100_000_000)
-                    })
+            let fetched = fetches.get(&(r.browser, url.as_str())).is_some_and(|starts| {
+                starts.iter().any(|&t| t >= r.start.saturating_sub(10_000_000) && t <= last.saturating_add(100_000_000))
             });
             if fetched || !is_url(&url) {
                 for m in members {
@@ -826,12 +881,16 @@ impl Gatherer<'_> {
         let (host, port) = (host?, port?);
         let addresses: Vec<_> = net.dns.lookup(host).map(|n| n.addresses.clone()).unwrap_or_default();
         let mut best: Option<(bool, Time, ConnId)> = None;
-        for (id, c) in net.connections.iter() {
-            let Some(remote) = c.remote else { continue };
-            if c.transport != Transport::Tcp
-                || remote.port != port
-                || !addresses.contains(&remote.address)
-                || self.claimed[id].is_some()
+        // In the order of the records (ties go to the first).
+        let mut candidates: Vec<ConnId> = addresses
+            .iter()
+            .flat_map(|&a| net.connections.by_remote(Transport::Tcp, &Endpoint::new(a, port)).iter().copied())
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        for id in candidates {
+            let c = net.connections.get(id);
+            if self.claimed[id].is_some()
                 || !same_pid(pid, c.pid.or(c.alt_pid))
                 || !overlaps(span, (c.opened, self.end_of(c)))
             {
@@ -860,7 +919,7 @@ impl Gatherer<'_> {
             // The session's UDP socket: a source next to it (or to its job).
             let socket = edges[i]
                 .iter()
-                .flat_map(|&(j, _)| std::iter::once(j).chain(edges[j].iter().map(|&(k, _)| k)))
+                .flat_map(|&(j, _)| std::iter::once(j).chain(edges[j].iter().take(MAX_VISITED).map(|&(k, _)| k)))
                 .find(|&j| list[j].kind == "UDP_SOCKET")
                 .map(|j| &list[j]);
             let (start, end) = s.alive.map_or((s.first, Some(s.last)), |(b, e)| (b, e));
@@ -909,11 +968,8 @@ fn request_bytes(
     end: Time,
 ) -> (Option<u64>, Option<u64>) {
     let stream = match protocol {
-        Some("HTTP/2") => session.and_then(|x| {
-            let id = x.stream_of.iter().find(|(r, _)| *r == request.id)?.1;
-            x.streams.iter().find(|st| st.id == id).copied()
-        }),
-        Some("HTTP/3") => session.and_then(|x| x.streams.iter().find(|st| Some(st.id) == job.quic_stream).copied()),
+        Some("HTTP/2") => session.and_then(|x| x.stream_of_request(request.id).copied()),
+        Some("HTTP/3") => session.and_then(|x| x.stream(job.quic_stream?).copied()),
         _ => None,
     };
     if let Some(st) = stream {
