@@ -60,6 +60,10 @@ pub fn browser_name(b: Browser) -> &'static str {
     BROWSERS.get(usize::from(b)).map_or("Chromium", |(_, _, n)| n)
 }
 
+/// Open regions a thread, track or name keeps at most: past it, the oldest
+/// is let go (it stays open, and an end no longer closes it).
+const MAX_OPEN: usize = 256;
+
 /// A trace event's phase, as the exporters spell it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -260,6 +264,10 @@ impl Chromium {
                     (_, Some(track)) => self.by_track.entry((e.browser, p, track)).or_default(),
                     _ => self.by_thread.entry((e.browser, p, tid.unwrap_or(0))).or_default(),
                 };
+                // A begin whose end never comes must not make every later end's search longer.
+                if stack.len() >= MAX_OPEN {
+                    stack.remove(0);
+                }
                 stack.push(id);
             }
             Phase::End | Phase::CompleteEnd | Phase::AsyncEnd => {
