@@ -38,8 +38,11 @@ struct Run {
 }
 
 fn run(scenario: Scenario) -> Run {
-    let bytes = scenario().expect("the scenario writes its trace");
-    let trace = Trace::parse(&bytes).expect("the trace parses");
+    run_bytes(&scenario().expect("the scenario writes its trace"))
+}
+
+fn run_bytes(bytes: &[u8]) -> Run {
+    let trace = Trace::parse(bytes).expect("the trace parses");
     let mut schemas = Schemas::new();
     assert!(schemas.learn(&trace).is_empty(), "the embedded metadata reads");
     let analysis = nettrail_net::analyze(&trace, &schemas, &mut |_| {});
@@ -603,5 +606,94 @@ fn chrome_legacy_exporters_and_host_join() {
         c.eq("begun on the main thread", rows[0].thread, Some(8204));
     }
     c.eq("loadEventEnd is an event", run.browser("event", "loadEventEnd").len(), 1);
+    c.done();
+}
+
+/// A hostile browser trace: one HTTP/2 session that two thousand URL
+/// requests (and their stream jobs) name, and three thousand begins on one
+/// thread that never end. Every request still finds its session, socket
+/// and stream, and an end still closes the innermost open region of its
+/// name; the open regions stay open.
+#[test]
+fn netlog_hub_and_unclosed_begins() {
+    use nettrail_synth::windows::{Arg, CHROME, Machine, NetPhase, NetSource, category};
+    use serde_json::json;
+
+    const REQUESTS: u32 = 2000;
+    const UNCLOSED: usize = 3000;
+    let mut m = Machine::new();
+    let pid = m.process(nettrail_synth::Process::new(NETWORK_SERVICE, 6412, "chrome.exe")).unwrap();
+    let th = (pid, 9276);
+    let log = |m: &mut Machine, at: f64, name: &str, phase: NetPhase, s: NetSource, p: serde_json::Value| {
+        m.netlog(at, th, &CHROME, (name, phase), s, p).unwrap()
+    };
+    let (h2, socket) = (NetSource::new(1, "HTTP2_SESSION"), NetSource::new(2, "SOCKET"));
+    log(&mut m, 100.0, "HTTP2_SESSION", NetPhase::Begin, h2, json!({ "host": "hub.example:443" }));
+    let p = json!({ "protocol": "h2", "source_dependency": socket.dependency() });
+    log(&mut m, 100.1, "HTTP2_SESSION_INITIALIZED", NetPhase::None, h2, p);
+    log(&mut m, 100.2, "SOCKET_ALIVE", NetPhase::Begin, socket, json!({ "source_dependency": h2.dependency() }));
+    for k in 0..REQUESTS {
+        let at = 101.0 + f64::from(k);
+        let (r, job) = (NetSource::new(1000 + k, "URL_REQUEST"), NetSource::new(10_000 + k, "HTTP_STREAM_JOB"));
+        log(&mut m, at, "REQUEST_ALIVE", NetPhase::Begin, r, json!({}));
+        let url = format!("https://hub.example/{k}");
+        log(&mut m, at + 0.1, "URL_REQUEST_START_JOB", NetPhase::Begin, r, json!({ "method": "GET", "url": url }));
+        log(&mut m, at + 0.2, "HTTP_STREAM_JOB", NetPhase::Begin, job, json!({ "source_dependency": r.dependency() }));
+        let p = json!({ "source_dependency": h2.dependency() });
+        log(&mut m, at + 0.3, "HTTP2_SESSION_POOL_FOUND_EXISTING_SESSION", NetPhase::None, job, p);
+        let p = json!({ "source_dependency": job.dependency() });
+        log(&mut m, at + 0.4, "HTTP_STREAM_REQUEST_BOUND_TO_JOB", NetPhase::None, r, p);
+        let stream = 2 * u64::from(k) + 1;
+        let p = json!({ "source_dependency": r.dependency(), "stream_id": stream });
+        log(&mut m, at + 0.5, "HTTP2_SESSION_SEND_HEADERS", NetPhase::None, h2, p);
+        let p = json!({ "stream_id": stream, "size": k + 1, "fin": true });
+        log(&mut m, at + 0.6, "HTTP2_SESSION_RECV_DATA", NetPhase::None, h2, p);
+        log(&mut m, at + 0.7, "URL_REQUEST_START_JOB", NetPhase::End, r, json!({}));
+        log(&mut m, at + 0.8, "REQUEST_ALIVE", NetPhase::End, r, json!({}));
+    }
+    // Begins on one thread's track that never end, then a slice and an end of the loop's name.
+    let main = (pid, 9300);
+    let track = 0x7100_0000_0000_0000 | u64::from(main.1);
+    let at = 101.0 + f64::from(REQUESTS);
+    for k in 0..UNCLOSED {
+        let at = at + k as f64 * 0.01;
+        m.chromium_event(at, main, &CHROME, category::LOADING, ("Loop", "Begin"), track, None, &[]).unwrap();
+    }
+    let at = at + UNCLOSED as f64 * 0.01 + 1.0;
+    let url = [("url", Arg::from("https://hub.example/inner"))];
+    m.chromium_slice(at, 0.5, main, &CHROME, category::LOADING, "Inner", &url).unwrap();
+    m.chromium_event(at + 1.0, main, &CHROME, category::LOADING, ("Loop", "End"), track, None, &[]).unwrap();
+    let bytes = m.finish().unwrap();
+    let run = run_bytes(&bytes);
+
+    let mut c = Checks::new("hostile browser trace");
+    let inner = Some("https://hub.example/inner");
+    let (slice, fetched): (Vec<_>, Vec<_>) =
+        run.requests(NETWORK_SERVICE).into_iter().partition(|r| r.url.as_deref() == inner);
+    c.eq("the slice's URL, fetched by no request, is a row", slice.len(), 1);
+    if let Some(mut rows) = c.count("the requests", fetched, REQUESTS as usize) {
+        rows.sort_by_key(|r| r.start);
+        for (k, r) in rows.iter().enumerate() {
+            let (url, received) = (format!("https://hub.example/{k}"), (k + 1).to_string());
+            c.request(
+                &format!("request {k}"),
+                r,
+                &[("layer", "Chromium"), ("url", &url), ("protocol", "HTTP/2"), ("bytes_received", &received)],
+            );
+        }
+    }
+    let loops = run.browser("region", "Loop");
+    c.eq("every begin is a region", loops.len(), UNCLOSED);
+    c.eq("the loop's end closed one", loops.iter().filter(|r| !r.open_at_end).count(), 1);
+    let closed = loops.iter().find(|r| !r.open_at_end);
+    c.near(
+        "the innermost was closed",
+        closed.map_or(0.0, |r| run.seconds(r.start)),
+        run.seconds(loops.iter().map(|r| r.start).max().unwrap_or(0)),
+    );
+    if let Some(rows) = c.count("the slice", run.browser("region", "Inner"), 1) {
+        c.near("its duration", nettrail_net::report::duration(rows[0].start, rows[0].end).unwrap_or(0.0), 0.0005);
+        c.eq("its URL", rows[0].url.as_deref(), inner);
+    }
     c.done();
 }
