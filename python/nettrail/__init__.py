@@ -104,6 +104,10 @@ class Trace:
         """Http.sys server requests (``nettrail http-server``)."""
         return _table(self._native.table("http_server"))
 
+    def browser(self) -> pa.Table:
+        """Browsers' regions, events and NetLog sources, with their URLs (``nettrail browser``)."""
+        return _table(self._native.table("browser"))
+
     def events(
         self,
         provider: Optional[Union[str, Sequence[str]]] = None,

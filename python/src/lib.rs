@@ -191,10 +191,10 @@ impl NativeTrace {
             .map_err(|f| f.into_py(py))
     }
 
-    /// One table's columns: `requests`, `connections`, `dns` or `http_server`.
+    /// One table's columns: `requests`, `connections`, `dns`, `http_server` or `browser`.
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<Columns> {
         let table = Table::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| {
-            PyValueError::new_err(format!("no table {name:?}: requests, connections, dns, http_server"))
+            PyValueError::new_err(format!("no table {name:?}: requests, connections, dns, http_server, browser"))
         })?;
         let trace_name = self.name.clone();
         py.detach(|| {
@@ -217,6 +217,11 @@ impl NativeTrace {
                         &trace_name,
                         columns::http_server(&report),
                         &report.http_server.iter().collect::<Vec<_>>(),
+                    ),
+                    Table::Browser => table_columns(
+                        &trace_name,
+                        columns::browser(&report),
+                        &report.browser.iter().collect::<Vec<_>>(),
                     ),
                 }
             })

@@ -14,6 +14,14 @@ SAMPLE = ROOT / "samples" / "sample.etl"
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 
+def browser_trace() -> pathlib.Path:
+    """A synthesized browser's trace (Chrome: HTTP/2, HTTP/3, its NetLog),
+    written by the Rust test that runs this suite."""
+    path = pathlib.Path(os.environ.get("NETTRAIL_BROWSER_TRACE", ROOT / "target" / "python-tests" / "browser-navigation.etl"))
+    assert path.is_file(), f"the browser scenario's trace is missing: {path}"
+    return path
+
+
 def corpus(name: str) -> pathlib.Path:
     path = CORPUS / name
     assert path.is_file(), f"the shared corpus is missing: {path}"

@@ -11,10 +11,22 @@ import pyarrow.parquet as pq
 import pytest
 
 import nettrail
-from conftest import SAMPLE, cli, cli_rows, corpus
+from conftest import SAMPLE, browser_trace, cli, cli_rows, corpus
 
-TRACES = [SAMPLE, corpus("tx__KernelNetwork.etl"), corpus("tx__HTTP_Server.etl"), corpus("perfview__net.4.5.2.x86.etl")]
-TABLES = [("requests", "requests"), ("connections", "connections"), ("dns", "dns"), ("http_server", "http-server")]
+TRACES = [
+    SAMPLE,
+    corpus("tx__KernelNetwork.etl"),
+    corpus("tx__HTTP_Server.etl"),
+    corpus("perfview__net.4.5.2.x86.etl"),
+    browser_trace(),
+]
+TABLES = [
+    ("requests", "requests"),
+    ("connections", "connections"),
+    ("dns", "dns"),
+    ("http_server", "http-server"),
+    ("browser", "browser"),
+]
 
 
 def cli_time(text):
@@ -136,3 +148,14 @@ def test_the_gil_is_released_while_rust_works():
     worker.join()
     # While Rust counted 186 000 events this thread ran on.
     assert ticks > 1000, ticks
+
+
+def test_a_browsers_urls_and_quic():
+    trace = nettrail.open(browser_trace())
+    requests = [r for r in trace.requests().to_pylist() if r["layer"] == "Chromium"]
+    assert [r["protocol"] for r in requests] == ["HTTP/2", "HTTP/2", "HTTPS", "HTTP/3"]
+    quic = [c for c in trace.connections().to_pylist() if c["protocol"] == "QUIC"]
+    assert [(c["server"], c["connection_id"], c["streams"]) for c in quic] == [("api.example.com", "8c1e5a2b7f903d46", 1)]
+    browser = trace.browser().to_pylist()
+    assert {r["kind"] for r in browser} == {"region", "event", "netlog"}
+    assert [r["join"] for r in browser if r["name"] == "URL_REQUEST"] == ["endpoint"] * 3

@@ -63,6 +63,9 @@ enum Task {
         /// A clone of github.com/repnz/etw-providers-docs (read with `git show`).
         #[arg(long)]
         repnz: PathBuf,
+        /// A clone of github.com/microsoft/msquic (read with `git show`).
+        #[arg(long)]
+        msquic: PathBuf,
         /// The reference directory (`manifests/*.man`, `manifests/windows11/`).
         #[arg(long, default_value = "../shared/reference")]
         reference: PathBuf,
@@ -86,9 +89,10 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Bench(args) => bench::run(&args)?,
         Task::Hostile { output } => hostile::run(&output)?,
-        Task::GenLayouts { jdu, repnz, reference, layouts, synth } => {
-            gen_layouts::run(&gen_layouts::Inputs { jdu, repnz, reference }, &gen_layouts::Outputs { layouts, synth })?
-        }
+        Task::GenLayouts { jdu, repnz, msquic, reference, layouts, synth } => gen_layouts::run(
+            &gen_layouts::Inputs { jdu, repnz, msquic, reference },
+            &gen_layouts::Outputs { layouts, synth },
+        )?,
     }
     Ok(())
 }

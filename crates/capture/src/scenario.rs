@@ -20,6 +20,8 @@ pub struct Options {
     pub clr: bool,
     /// JavaScript runtime events and rundown, so script frames get names (`--js`).
     pub js: bool,
+    /// The Chromium-based browsers' providers: Chrome, Edge, WebView2 (`--browser`; implies `js`).
+    pub browser: bool,
     /// No call stacks at all (`--no-stacks`): smaller traces, no First/Last stacks.
     pub no_stacks: bool,
     /// The user's own providers (`--provider`), e.g. an app tracing itself.
@@ -75,6 +77,47 @@ pub mod runtimes {
     }
 }
 
+/// The Chromium-based browsers' trace-event providers (Chrome, Edge's
+/// channels, WebView2: MSO-Scripts' `EdgeChrome.wprp`), with the categories
+/// whose events name what the network does and why: NetLog (0x80),
+/// navigation, loading, Blink's user timing (performance marks), V8,
+/// startup, latency, service workers and WebView2's own
+/// (`trace_event_etw_export_win.cc` maps one keyword bit to each), every
+/// event with its stack, as TraceEdgeChrome records them.
+pub fn browser_providers() -> Vec<Provider> {
+    /// benchmark, browser, netlog, v8, startup, latency, blink.user_timing,
+    /// loading, navigation, ServiceWorker, edge_webview.
+    const CATEGORIES: u64 = 0x1
+        | 0x4
+        | 0x80
+        | 0x400
+        | 0x4000
+        | 0x8000
+        | 0x1_0000
+        | 0x4_0000
+        | 0x400_0000_0000
+        | 0x800_0000_0000
+        | 0x1000_0000_0000;
+    [
+        ("Chrome", "d2d578d9-2936-45b6-a09f-30e32715f42d"),
+        ("Edge", "3a5f2396-5c8f-4f1f-9b67-6cca6c990e61"),
+        ("Edge-Beta", "bd089baa-4e52-4794-a887-9e96868570d2"),
+        ("Edge-Dev", "d30b5c9f-b58f-4dc9-afaf-134405d72107"),
+        ("Edge-Canary", "c56b8664-45c5-4e65-b3c7-a8d6bd3f2e67"),
+        ("Edge-WebView2", "e16ec3d2-bb0f-4e8f-bdb8-de0bea82dc3d"),
+    ]
+    .into_iter()
+    .map(|(label, guid)| Provider::guid(label, guid).level(5).keywords(CATEGORIES).stacks(Stacks::All))
+    .collect()
+}
+
+/// MsQuic's events the analysis reads (and the registration and binding
+/// events around a connection's start).
+const QUIC_EVENTS: &[u16] = &[
+    5120, 5121, 5122, 5127, 5128, 5132, 5133, 5135, 5136, 5138, 5139, 5147, 5148, 5149, 5156, 5157, 5160, 5161, 5190,
+    5194, 6144, 6147, 7168, 7169,
+];
+
 /// The network providers, in the order the profile lists them.
 pub fn network_providers() -> Vec<Provider> {
     let mut tcpip = Provider::guid("TCPIP", "2f07e2ee-15db-40f1-90ef-9d7ba282188a").level(4).non_paged().events(&[
@@ -112,7 +155,7 @@ pub fn network_providers() -> Vec<Provider> {
             .non_paged()
             .events(&[
                 5, 6, 7, 8, 17, 18, 19, 20, 29, 30, 100, 101, 104, 200, 201, 202, 203, 204, 205, 206, 211, 212, 213,
-                214, 215, 216, 700, 703, 59995, 59996, 59997, 59998,
+                214, 215, 216, 217, 700, 703, 59995, 59996, 59997, 59998,
             ])
             .stacks_on(&[5, 17, 59996]),
         Provider::guid("URLMon", "245f975d-909d-49ed-b8f9-9a75691d6b6b")
@@ -137,6 +180,20 @@ pub fn network_providers() -> Vec<Provider> {
             .keywords(0x04 | 0x40)
             .events(&[6, 36, 37, 39, 40, 44, 50])
             .stacks_on(&[6, 36, 50]),
+        // QUIC: Windows 11's msquic.sys and the msquic.dll apps ship (one
+        // GUID), Windows 10's WinQuic: connections, their addresses, ids,
+        // handshake, streams, shutdown and statistics.
+        // Connection ids are logged at level 5.
+        Provider::guid("Microsoft-Quic", "ff15e657-4f26-570e-88ab-0796b258d11c")
+            .level(5)
+            .non_paged()
+            .events(QUIC_EVENTS)
+            .stacks_on(&[5120]),
+        Provider::guid("WinQuic", "2bcfefe5-5026-536b-1686-b249cb49cae3")
+            .level(5)
+            .non_paged()
+            .events(QUIC_EVENTS)
+            .stacks_on(&[5120]),
         // Image loads with their file names, beside the system provider's.
         Provider::guid("ImageLoad", "2cb15d1d-5fc1-11d2-abe1-00a0c911f518").keywords(0x10),
     ]
@@ -149,8 +206,11 @@ impl Scenario {
         if options.clr {
             providers.extend(runtimes::clr());
         }
-        if options.js {
+        if options.js || options.browser {
             providers.extend(runtimes::js());
+        }
+        if options.browser {
+            providers.extend(browser_providers());
         }
         providers.extend(options.extra.iter().cloned());
         let mut system = SystemProvider { keywords: vec!["ProcessThread", "Loader"], stacks: vec!["ThreadCreate"] };

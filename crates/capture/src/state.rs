@@ -24,6 +24,7 @@ pub struct Recording {
     pub circular: bool,
     pub clr: bool,
     pub js: bool,
+    pub browser: bool,
     pub no_stacks: bool,
     /// The `--provider` values, as given.
     pub providers: Vec<String>,
@@ -74,8 +75,8 @@ impl StateDir {
 
     pub fn save(&self, r: &Recording) -> Result<(), CaptureError> {
         let mut text = format!(
-            "started={}\ncircular={}\nclr={}\njs={}\nno_stacks={}\n",
-            r.started, r.circular, r.clr, r.js, r.no_stacks
+            "started={}\ncircular={}\nclr={}\njs={}\nbrowser={}\nno_stacks={}\n",
+            r.started, r.circular, r.clr, r.js, r.browser, r.no_stacks
         );
         for p in &r.providers {
             text.push_str(&format!("provider={p}\n"));
@@ -96,6 +97,7 @@ impl StateDir {
                 "circular" => r.circular = value == "true",
                 "clr" => r.clr = value == "true",
                 "js" => r.js = value == "true",
+                "browser" => r.browser = value == "true",
                 "no_stacks" => r.no_stacks = value == "true",
                 "provider" => r.providers.push(value.to_string()),
                 _ => {}

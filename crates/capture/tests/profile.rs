@@ -90,6 +90,18 @@ fn network_profile_is_well_formed_with_the_intended_providers() {
     assert_eq!(values(pool, "Stack"), ["ThreadPoolCallbackEnqueue"]);
     assert_eq!(values(pool, "CustomStack"), ["0x1C2A"]);
 
+    // QUIC (msquic.sys and msquic.dll; Windows 10's WinQuic): its connection events (connection ids
+    // at level 5), a stack on creation.
+    for guid in ["ff15e657-4f26-570e-88ab-0796b258d11c", "2bcfefe5-5026-536b-1686-b249cb49cae3"] {
+        let quic = declared(&doc, guid);
+        assert_eq!(quic.attribute("Level"), Some("5"));
+        let events = ids(quic, "EventFilters");
+        assert!(events.contains(&5120) && events.contains(&5160) && events.contains(&6144), "{events:?}");
+        assert_eq!(ids(quic, "StackFilters"), [5120]);
+    }
+    // No browser without --browser.
+    assert!(!xml.contains("d2d578d9"), "no Chrome provider by default");
+
     // The layers the issue names, all present.
     for guid in [
         "55404e71-4db9-4deb-a5f5-8f86e46dde56", // Winsock-NameResolution
@@ -143,6 +155,24 @@ fn options_change_the_profile() {
     assert_eq!(keyword(js, "CaptureStateOnStart").as_deref(), Some("0x2"));
     assert_eq!(keyword(js, "CaptureStateOnSave").as_deref(), Some("0x4"));
     assert!(!wprp::write(&plain).contains("e13c0d23"), "no CLR without --clr");
+
+    // --browser: Chrome's, Edge's channels' and WebView2's providers, every event with its stack,
+    // the categories from NetLog (0x80) to WebView2's (0x1000_0000_0000); JavaScript's rundown too.
+    let xml = wprp::write(&Scenario::network(&Options { browser: true, ..Options::default() }));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    for guid in [
+        "d2d578d9-2936-45b6-a09f-30e32715f42d",
+        "3a5f2396-5c8f-4f1f-9b67-6cca6c990e61",
+        "bd089baa-4e52-4794-a887-9e96868570d2",
+        "d30b5c9f-b58f-4dc9-afaf-134405d72107",
+        "c56b8664-45c5-4e65-b3c7-a8d6bd3f2e67",
+        "e16ec3d2-bb0f-4e8f-bdb8-de0bea82dc3d",
+    ] {
+        let b = declared(&doc, guid);
+        assert_eq!((b.attribute("Level"), b.attribute("Stack")), (Some("5"), Some("true")), "{guid}");
+        assert_eq!(keyword(b, "Keywords").as_deref(), Some("0x1c000005c485"), "{guid}");
+    }
+    declared(&doc, "57277741-3638-4a4b-bdba-0ac6e45da56c");
     // The logging mode is chosen on wpr's command line, not in the profile.
     assert_eq!(wprp::write(&Scenario::network(&Options { circular: true, ..Options::default() })), wprp::write(&plain));
 }
@@ -178,13 +208,13 @@ fn user_providers_by_guid_hash_name_and_registered_name() {
     assert_eq!(node.attribute("Id"), Some("EP_MyCompany-MyApp"));
 }
 
-/// Recording with this profile keeps everything the analysis reads: every
-/// event the scenarios log for a provider passes that provider's event
-/// filter, level and keywords, and every event that carries a stack there
-/// has its stack enabled.
+/// Recording with this profile (with `--browser`) keeps everything the
+/// analysis reads: every event the scenarios log for a provider passes that
+/// provider's event filter, level and keywords, and every event that carries
+/// a stack there has its stack enabled.
 #[test]
 fn the_profile_lets_in_what_the_scenarios_log() {
-    let scenario = Scenario::network(&Options::default());
+    let scenario = Scenario::network(&Options { browser: true, ..Options::default() });
     let provider = |guid: &Guid| scenario.providers.iter().find(|p| p.target == Target::Guid(*guid));
     let mut checked = 0;
     for (name, _, write) in nettrail_synth::scenarios::ALL {

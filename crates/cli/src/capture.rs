@@ -21,6 +21,11 @@ pub struct RecordArgs {
     /// JavaScript runtime events and rundown, so script frames get names.
     #[arg(long)]
     js: bool,
+    /// The Chromium-based browsers (Chrome, Edge, WebView2): their NetLog, navigation,
+    /// loading and timing events with stacks, for `nettrail browser` and URLs in
+    /// `requests` (implies --js).
+    #[arg(long)]
+    browser: bool,
     /// No call stacks (smaller traces; `nettrail stack` has nothing to show).
     #[arg(long)]
     no_stacks: bool,
@@ -38,7 +43,7 @@ impl RecordArgs {
             .map(|p| nettrail_capture::parse_provider(p))
             .collect::<Result<Vec<_>, _>>()
             .context("--provider")?;
-        Ok(Options { circular, clr: self.clr, js: self.js, no_stacks: self.no_stacks, extra })
+        Ok(Options { circular, clr: self.clr, js: self.js, browser: self.browser, no_stacks: self.no_stacks, extra })
     }
 }
 
@@ -119,6 +124,7 @@ pub fn start(args: &StartArgs) -> anyhow::Result<Outcome> {
         circular: options.circular,
         clr: options.clr,
         js: options.js,
+        browser: options.browser,
         no_stacks: options.no_stacks,
         providers: args.record.provider.clone(),
     })?;
@@ -128,6 +134,12 @@ pub fn start(args: &StartArgs) -> anyhow::Result<Outcome> {
         format!("to {}", state.temp().display())
     };
     say!("recording {mode}. Reproduce the problem, then `nettrail stop -o trace.etl`.");
+    if options.browser {
+        say!(
+            "browsers already running log their events from now on; for names of script frames in stacks, start \
+             them with --js-flags=--enable-etw-stack-walking"
+        );
+    }
     Ok(Outcome::Complete)
 }
 
@@ -171,6 +183,7 @@ pub fn status() -> anyhow::Result<Outcome> {
             let mut what = vec![if r.circular { "circular (--loop)" } else { "sequential file" }.to_string()];
             what.extend(r.clr.then(|| "--clr".to_string()));
             what.extend(r.js.then(|| "--js".to_string()));
+            what.extend(r.browser.then(|| "--browser".to_string()));
             what.extend(r.no_stacks.then(|| "--no-stacks".to_string()));
             what.extend(r.providers.iter().map(|p| format!("--provider {p}")));
             writeln!(out, "nettrail: recording for {minutes} min: {}", what.join(", "))?;

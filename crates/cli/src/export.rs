@@ -44,6 +44,7 @@ enum TableName {
     Connections,
     Dns,
     HttpServer,
+    Browser,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -61,7 +62,7 @@ enum Format {
     Csv,
     /// A table (--table) as JSON lines.
     Jsonl,
-    /// Every table (requests, connections, dns, http_server) and every event of
+    /// Every table (requests, connections, dns, http_server, browser) and every event of
     /// one or many traces as one Hive-partitioned Parquet dataset in the folder
     /// -o names (`table=requests/trace=NAME/part-0.parquet`), for DuckDB, Spark or pandas.
     Parquet,
@@ -123,10 +124,10 @@ fn parquet(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
                 crate::report_damage(path, &added.damage);
                 damaged += usize::from(!added.damage.is_empty());
                 if !quiet {
-                    let [requests, connections, dns, server] = added.rows;
+                    let [requests, connections, dns, server, browser] = added.rows;
                     say!(
                         "[{}/{}] {}: trace={} {requests} requests, {connections} connections, {dns} DNS lookups, \
-                         {server} Http.sys requests, {} events",
+                         {server} Http.sys requests, {browser} browser rows, {} events",
                         i + 1,
                         traces.len(),
                         path.display(),
@@ -226,6 +227,7 @@ fn table(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
         TableName::Connections => tables::run_to(Table::Connections, &table, None, quiet, &mut out)?,
         TableName::Dns => tables::run_to(Table::Dns, &table, None, quiet, &mut out)?,
         TableName::HttpServer => tables::run_http_server_to(&table.with_urls(), quiet, &mut out)?,
+        TableName::Browser => tables::run_browser_to(&table.with_urls(), quiet, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)

@@ -75,6 +75,8 @@ enum Command {
     Dns(tables::Args),
     /// Http.sys server requests: one row per request.
     HttpServer(tables::UrlArgs),
+    /// Browsers (Chrome, Edge, WebView2): regions, events and NetLog sources, with their URLs.
+    Browser(tables::UrlArgs),
     /// Start recording a network trace (Windows, administrator; drives wpr.exe).
     Start(capture::StartArgs),
     /// Stop recording and write the trace.
@@ -130,6 +132,7 @@ fn main() -> ExitCode {
         Command::Connections(args) => tables::run_connections(args, cli.quiet),
         Command::Dns(args) => tables::run_dns(args, cli.quiet),
         Command::HttpServer(args) => tables::run_http_server(args, cli.quiet),
+        Command::Browser(args) => tables::run_browser(args, cli.quiet),
         Command::Start(args) => capture::start(args),
         Command::Stop(args) => capture::stop(args, cli.quiet),
         Command::Status => capture::status(),

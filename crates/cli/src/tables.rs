@@ -1,4 +1,4 @@
-//! `nettrail requests | connections | dns | http-server`: the flags of the
+//! `nettrail requests | connections | dns | http-server | browser`: the flags of the
 //! table commands. The tables themselves (columns, filters, sorting,
 //! rendering) are `nettrail_tables`.
 
@@ -279,6 +279,9 @@ fn explain_no_requests(analysed: &Analysed<'_>, report: &Report) {
     if !report.connections.is_empty() {
         hints.push(format!("{} connections: `nettrail connections`", report.connections.len()));
     }
+    if !report.browser.is_empty() {
+        hints.push(format!("{} browser regions and events: `nettrail browser`", report.browser.len()));
+    }
     if packets > 0 {
         hints.push(format!(
             "{packets} PktMon or NDIS-PacketCapture events: `nettrail export --format pcapng -o trace.pcapng`"
@@ -335,5 +338,31 @@ pub fn run_http_server_to(args: &UrlArgs, quiet: bool, out: &mut Box<dyn Write +
     let report: Report = analysed.report();
     emit(out, &args.table, &columns::http_server(&report), kept(&report.http_server, &args.filters()))?;
     out.flush()?;
+    Ok(outcome(&analysed, path))
+}
+
+pub fn run_browser(args: &UrlArgs, quiet: bool) -> anyhow::Result<Outcome> {
+    let mut out: Box<dyn Write> = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    run_browser_to(args, quiet, &mut out)
+}
+
+/// `nettrail browser`, written to `out`.
+pub fn run_browser_to(args: &UrlArgs, quiet: bool, out: &mut Box<dyn Write + '_>) -> anyhow::Result<Outcome> {
+    let path = &args.table.trace;
+    let file = crate::open(path)?;
+    let analysed = analyse(path, &file, &args.table.manifest, quiet)?;
+    let report: Report = analysed.report();
+    let rows = kept(&report.browser, &args.filters());
+    emit(out, &args.table, &columns::browser(&report), rows.clone())?;
+    out.flush()?;
+    if rows.is_empty() {
+        match report.browser.len() {
+            0 => say!(
+                "no browser events: the trace has none of the Chromium providers' (Chrome, Edge, WebView2; \
+                 record them with `nettrail start --browser`)"
+            ),
+            n => say!("no browser row matches the filters (the trace has {n})"),
+        }
+    }
     Ok(outcome(&analysed, path))
 }

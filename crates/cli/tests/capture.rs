@@ -254,3 +254,22 @@ fn capture_needs_windows_here() {
     let err = stderr(&out);
     assert!(err.contains("capture needs Windows") && err.contains("nettrail requests trace.etl"), "{err}");
 }
+
+#[test]
+fn browser_adds_the_browsers_and_javascript() {
+    let b = Bench::new("start-browser");
+    let out = b.run(&["start", "--browser"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let profile = std::fs::read_to_string(b.home().join("nettrail.wprp")).unwrap();
+    for guid in ["d2d578d9-2936-45b6-a09f-30e32715f42d", "e16ec3d2-bb0f-4e8f-bdb8-de0bea82dc3d"] {
+        assert!(profile.contains(guid), "{guid} not in the profile");
+    }
+    // JavaScript's rundown, as --js adds it, so script frames get names.
+    assert!(profile.contains("57277741-3638-4a4b-bdba-0ac6e45da56c"));
+    assert!(stderr(&out).contains("--js-flags=--enable-etw-stack-walking"), "{}", stderr(&out));
+    let status = String::from_utf8(b.run(&["status"]).stdout).unwrap();
+    assert!(status.starts_with("nettrail: recording for 0 min: sequential file, --browser\n"), "{status}");
+    // Without --browser: QUIC is recorded, the browsers are not.
+    let plain = String::from_utf8(b.run(&["profile"]).stdout).unwrap();
+    assert!(plain.contains("ff15e657-4f26-570e-88ab-0796b258d11c") && !plain.contains("d2d578d9"));
+}

@@ -245,3 +245,40 @@ fn csv_and_jsonl_of_any_table() {
         assert_eq!(csv, nettrail(&[table, SAMPLE, "--format", "csv"]), "{table}");
     }
 }
+
+/// A browser's requests (layer Chromium) are HAR entries with the HTTP
+/// version their NetLog said (HTTP/2, HTTP/3), their status and bytes.
+#[test]
+fn har_of_a_browser_has_its_urls_and_versions() {
+    let dir = nettrail_testkit::target_dir().join("export-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("browser-navigation.etl");
+    std::fs::write(&trace, nettrail_synth::scenarios::browser_navigation().unwrap()).unwrap();
+    let trace = trace.to_str().unwrap();
+    let (file, har) = export(trace, "har", "browser.har");
+    validate_har(&file);
+    let rows = jsonl(&nettrail(&["requests", trace, "--format", "jsonl"]));
+    let chromium: Vec<&Value> = rows.iter().filter(|r| r["layer"] == "Chromium").collect();
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), chromium.len());
+    let versions: Vec<(&str, &str, i64)> = entries
+        .iter()
+        .map(|e| {
+            let url = e["request"]["url"].as_str().unwrap();
+            (url, e["response"]["httpVersion"].as_str().unwrap(), e["response"]["status"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            ("https://www.example.com/", "HTTP/2", 200),
+            ("https://www.example.com/app.js", "HTTP/2", 200),
+            // From the renderer's memory cache: no response in the trace.
+            ("https://www.example.com/favicon.ico", "", 0),
+            ("https://api.example.com/v1/data", "HTTP/3", 200),
+        ]
+    );
+    let api = &entries[3];
+    assert_eq!((api["_layer"].as_str(), api["response"]["bodySize"].as_i64()), (Some("Chromium"), Some(3080)));
+    assert_eq!(api["serverIPAddress"], "203.0.113.50");
+}

@@ -128,7 +128,8 @@ fn corrected(provider: &str, field: &str, manifest: &str, ours: &str) -> bool {
 #[test]
 fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
     let (listed, json) = listed();
-    // The eleven providers the network model reads are all built in.
+    // The providers the network model reads with built-in layouts (the browsers' TraceLogging
+    // providers describe themselves; Chrome's manifest event is built in).
     for name in [
         "Microsoft-Windows-TCPIP",
         "Microsoft-Windows-Winsock-AFD",
@@ -141,6 +142,9 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         "Microsoft-Windows-LDAP-Client",
         "Microsoft-Windows-Kernel-Network",
         "Microsoft-Windows-URLMon",
+        "Microsoft-Quic",
+        "Microsoft-Windows-WinQuic",
+        "Chrome",
     ] {
         assert!(json.iter().any(|p| p["name"] == name), "{name} is not built in");
     }
@@ -150,7 +154,7 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         let text = reference(file);
         let declared = if file.ends_with(".man") { manifest(&text) } else { wepexplorer(&text) };
         for ((provider, id, version), fields) in &declared {
-            // Only the providers nettrail ships layouts for (Quic is not one).
+            // Only the providers nettrail ships layouts for.
             if !json.iter().any(|p| p["name"] == provider.as_str()) {
                 continue;
             }
@@ -201,6 +205,8 @@ fn the_built_in_layouts_know_every_event_of_the_real_manifests() {
         ("windows11/Microsoft-Windows-HttpLog.xml", (1, 0, 0)),
         ("windows11/Microsoft-Windows-Runtime-Web-Http.xml", (48, 30, 0)),
         ("windows11/Microsoft-Windows-DNS-Client.24H2.xml", (146, 26, 0)),
+        // Every event msquic.sys registers on Windows 11 22H2.
+        ("windows11/Microsoft-Quic.xml", (159, 146, 0)),
     ]);
     assert_eq!(checked, want);
 }
@@ -300,4 +306,48 @@ fn dump_reads_the_synthesizers_manifest() {
     assert_eq!(p["URI"], "https://intranet.example/api");
     // Two 4-byte pointers, two handles, the method (8-bit), the URI (UTF-16), versions, error.
     assert_eq!(built_in["payload_len"], 4 + 8 + 4 + 8 + 4 + 2 * 29 + 2 * 2 + 4);
+}
+
+/// The browsers' TraceLogging providers are listed with what nettrail reads
+/// of them (their events describe themselves), beside Chrome's manifest
+/// event and MsQuic's, which have layouts.
+#[test]
+fn providers_lists_the_browsers_and_quic() {
+    let out = nettrail(&["providers"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for (guid, name) in [
+        ("d2d578d9-2936-45b6-a09f-30e32715f42d", "Google.Chrome (TraceLogging: Chrome)"),
+        ("e16ec3d2-bb0f-4e8f-bdb8-de0bea82dc3d", "Microsoft.MSEdgeWebView (TraceLogging: Edge WebView2)"),
+        ("3a5f2396-5c8f-4f1f-9b67-6cca6c990e61", "Microsoft.MSEdgeStable (TraceLogging: Edge)"),
+    ] {
+        let line = text.lines().find(|l| l.ends_with(name)).unwrap_or_else(|| panic!("{name} not listed"));
+        assert!(line.starts_with(guid), "{line}");
+    }
+    let quic = text.lines().find(|l| l.ends_with(" Microsoft-Quic")).expect("Microsoft-Quic listed");
+    assert_eq!(quic.split_whitespace().nth(1), Some("187"), "{quic}");
+    let json = nettrail(&["providers", "webview2", "--format", "json"]);
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let json: Vec<Value> = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json.len(), 1);
+    assert_eq!(json[0]["tracelogging"], true);
+    let events = json[0]["events"].as_array().unwrap();
+    let start_job = events.iter().find(|e| e["name"] == "URL_REQUEST_START_JOB").expect("a NetLog event");
+    assert_eq!(start_job["keywords"], "0x80");
+    let fields: Vec<&str> =
+        start_job["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["Phase", "Timestamp", "Id", "source_type", "params"]);
+    // Chrome's GUID: its manifest event (a layout) and its TraceLogging events.
+    let chrome = nettrail(&["providers", "{D2D578D9-2936-45B6-A09F-30E32715F42D}", "--format", "json"]);
+    let chrome: Vec<Value> = serde_json::from_slice(&chrome.stdout).unwrap();
+    let names: Vec<&str> = chrome.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Chrome", "Google.Chrome"]);
+    let event1 = &chrome[0]["events"][0];
+    assert_eq!((event1["id"].as_u64(), event1["name"].as_str()), (Some(1), Some("ChromeEvent")));
+    let fields: Vec<&str> = event1["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["Name", "Phase", "ArgName1", "ArgValue1", "ArgName2", "ArgValue2", "ArgName3", "ArgValue3"]);
+    // MsQuic's connection events, with the socket addresses the model reads.
+    let quic = nettrail(&["providers", "microsoft-quic"]);
+    let text = String::from_utf8(quic.stdout).unwrap();
+    let remote = text.split("\n\n").find(|e| e.starts_with("event 5128 v0")).expect("5128");
+    assert!(remote.contains("    Addr Binary SocketAddress length=AddrLength"), "{remote}");
 }

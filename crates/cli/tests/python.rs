@@ -22,10 +22,15 @@ fn the_python_package_passes_its_tests() {
         .output()
         .unwrap();
     assert!(install.status.success(), "pip install ./python:\n{}", String::from_utf8_lossy(&install.stderr));
+    // A browser's trace for the browser table's tests (no corpus trace has one).
+    let browser = target.join("python-tests").join("browser-navigation.etl");
+    std::fs::create_dir_all(browser.parent().unwrap()).unwrap();
+    std::fs::write(&browser, nettrail_synth::scenarios::browser_navigation().unwrap()).unwrap();
     let tests = Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:logging"])
         .arg(root.join("python").join("tests"))
         .env("NETTRAIL_BIN", env!("CARGO_BIN_EXE_nettrail"))
+        .env("NETTRAIL_BROWSER_TRACE", &browser)
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&tests.stdout);

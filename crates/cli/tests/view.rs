@@ -270,3 +270,34 @@ fn a_hundred_thousand_requests_stay_usable() {
     );
     eprintln!("100k: load {} ms, scroll to the end {} ms", results["load_ms"], results["scroll_end_ms"]);
 }
+
+#[test]
+fn a_browser_report_shows_its_urls_quic_and_regions() {
+    let trace = out_dir().join("browser-navigation.etl");
+    std::fs::write(&trace, nettrail_synth::scenarios::browser_navigation().unwrap()).unwrap();
+    let html = view(&trace, "browser", &[]);
+    let requests = rows("requests", &trace);
+    let chromium: Vec<&Value> = requests.iter().filter(|r| r["layer"] == "Chromium").collect();
+    assert_eq!(chromium.len(), 4);
+    let quic = rows("connections", &trace).into_iter().find(|c| c["protocol"] == "QUIC").expect("a QUIC connection");
+    let tabs = json!({
+        "requests": requests.len(),
+        "connections": rows("connections", &trace).len(),
+        "dns": rows("dns", &trace).len(),
+        "http_server": rows("http-server", &trace).len(),
+        "browser": rows("browser", &trace).len(),
+    });
+    let results = check(
+        "browser",
+        &html,
+        json!({
+            "tabs": tabs,
+            "providers": providers(&trace),
+            "urls": ["https://www.example.com/", "https://api.example.com/v1/data"],
+            "chromium_rows": chromium.len(),
+            "connection_id": quic["connection_id"],
+            "names": ["Navigation StartToCommit", "URL_REQUEST", "QUIC_SESSION"],
+        }),
+    );
+    assert_eq!(results["browser"], tabs["browser"]);
+}

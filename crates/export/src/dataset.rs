@@ -3,7 +3,7 @@
 //! ```text
 //! DATASET/table=requests/trace=<name>/part-0.parquet
 //! DATASET/table=connections/trace=<name>/part-0.parquet
-//! DATASET/table=dns/…  table=http_server/…  table=events/…
+//! DATASET/table=dns/…  table=http_server/…  table=browser/…  table=events/…
 //! ```
 //!
 //! Every file of a table has the same schema (the table's fixed columns,
@@ -34,7 +34,7 @@ pub struct Added {
     /// Its partition name (the file's stem, made unique and safe).
     pub name: String,
     /// Rows per table, in [`Table::ALL`] order, then events.
-    pub rows: [usize; 4],
+    pub rows: [usize; 5],
     pub events: u64,
     /// Damage met while reading it (everything readable was written).
     pub damage: Vec<nettrail_etl::Error>,
@@ -99,7 +99,7 @@ impl Dataset {
     ) -> Result<Added, DatasetError> {
         let report: Report = analysed.report();
         let requests = nettrail_tables::requests(&report, &Filters::default());
-        let mut rows = [0; 4];
+        let mut rows = [0; 5];
         for (i, table) in Table::ALL.into_iter().enumerate() {
             rows[i] = match table {
                 Table::Requests => self.table(
@@ -125,6 +125,12 @@ impl Dataset {
                     table,
                     with_trace(name, columns::http_server(&report)),
                     &report.http_server.iter().collect::<Vec<_>>(),
+                )?,
+                Table::Browser => self.table(
+                    name,
+                    table,
+                    with_trace(name, columns::browser(&report)),
+                    &report.browser.iter().collect::<Vec<_>>(),
                 )?,
             };
         }

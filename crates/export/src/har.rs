@@ -1,6 +1,8 @@
 //! HAR 1.2 (HTTP Archive) of a trace's HTTP requests, for Chrome DevTools,
-//! Fiddler and the HAR viewers: one entry per WinINet, WinHTTP or URLMon
-//! row with a URL. What a trace knows beyond HAR (process, threads, layer,
+//! Fiddler and the HAR viewers: one entry per WinINet, WinHTTP, URLMon or
+//! Chromium row with a URL. The HTTP version is the row's protocol where an
+//! event said it (HTTP/2, HTTP/3; Chromium writes HTTP/1.1's status line for
+//! every version), else the status line's. What a trace knows beyond HAR (process, threads, layer,
 //! bytes at the layer, the stacks that started the request) goes into
 //! `_`-prefixed fields, as HAR allows for custom data.
 //!
@@ -41,13 +43,14 @@ pub fn write_har(report: &Report, stacks: Option<&[Stitched]>, out: &mut impl Wr
 
 /// Rows that are HTTP requests with a URL.
 fn is_http(r: &RequestRow) -> bool {
-    matches!(r.layer, Layer::WinInet | Layer::WinHttp | Layer::UrlMon)
+    matches!(r.layer, Layer::WinInet | Layer::WinHttp | Layer::UrlMon | Layer::Chromium)
         && r.url.as_deref().is_some_and(|u| u.starts_with("http://") || u.starts_with("https://"))
 }
 
 fn entry(number: usize, r: &RequestRow, stacks: Option<&Stitched>) -> Value {
     let url = r.url.clone().unwrap_or_default();
     let (version, status, text) = status_line(r.status.as_deref());
+    let version = r.protocol.clone().filter(|p| p.starts_with("HTTP/")).unwrap_or(version);
     let total_ms = r.end.map_or(0.0, |end| (end - r.start).max(0) as f64 / 1e4);
     let request_headers = r.request_headers.as_deref();
     let response_headers = r.response_headers.as_deref();
@@ -106,6 +109,7 @@ fn entry(number: usize, r: &RequestRow, stacks: Option<&Stitched>) -> Value {
     e.insert("_pid".into(), json!(r.pid));
     e.insert("_threads".into(), json!(r.threads));
     e.insert("_layer".into(), json!(r.layer.name()));
+    e.insert("_protocol".into(), json!(r.protocol));
     e.insert("_server".into(), json!(r.server));
     e.insert("_bytesSent".into(), json!(r.bytes_sent));
     e.insert("_bytesReceived".into(), json!(r.bytes_received));

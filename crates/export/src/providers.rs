@@ -216,3 +216,154 @@ fn write_event(out: &mut Vec<u8>, l: &Layout<'_>) {
     }
     out.extend_from_slice(b"]}");
 }
+
+/// A provider whose events describe themselves (TraceLogging) that the
+/// network model reads: the Chromium-based browsers'.
+#[derive(Debug)]
+pub struct SelfDescribed {
+    pub guid: Guid,
+    /// The TraceLogging provider name the browser registers.
+    pub name: &'static str,
+    /// The browser (`Chrome`, `Edge WebView2` …).
+    pub browser: &'static str,
+    pub events: Vec<DescribedEvent>,
+}
+
+/// An event of a self-describing provider, as the model reads it: its
+/// name (the trace event's, `*` for any), keyword, fields and their use.
+#[derive(Debug)]
+pub struct DescribedEvent {
+    pub name: &'static str,
+    pub keywords: Option<u64>,
+    pub fields: Vec<(&'static str, &'static str)>,
+    pub note: &'static str,
+}
+
+/// The browsers' providers and the events the model reads of them.
+pub fn self_described() -> Vec<SelfDescribed> {
+    let trace_event = DescribedEvent {
+        name: "*",
+        keywords: None,
+        fields: vec![("Phase", "AnsiString"), ("Timestamp", "UInt64"), ("Id", "UInt64"), ("Duration", "UInt64")],
+        note: "any trace event: Begin/End (Complete/Complete End, Async Begin/End) pair into regions; \
+               arguments follow as fields of their own names, a URL found by name or value",
+    };
+    let netlog = nettrail_net::NETLOG_EVENTS.iter().map(|&(name, note)| DescribedEvent {
+        name,
+        keywords: Some(nettrail_net::NETLOG_KEYWORD),
+        fields: vec![
+            ("Phase", "AnsiString"),
+            ("Timestamp", "UInt64"),
+            ("Id", "UInt64"),
+            ("source_type", "AnsiString"),
+            ("params", "AnsiString"),
+        ],
+        note,
+    });
+    let events: Vec<DescribedEvent> = std::iter::once(trace_event).chain(netlog).collect();
+    nettrail_net::BROWSERS
+        .iter()
+        .map(|&(guid, name, browser)| SelfDescribed {
+            guid,
+            name,
+            browser,
+            events: events
+                .iter()
+                .map(|e| DescribedEvent { name: e.name, keywords: e.keywords, fields: e.fields.clone(), note: e.note })
+                .collect(),
+        })
+        .collect()
+}
+
+/// A self-describing provider named by GUID, or by (part of) its name or
+/// browser, any case (`webview2`, `Edge` for every Edge channel).
+pub fn described_matches(p: &SelfDescribed, wanted: &str) -> bool {
+    if let Ok(guid) = wanted.trim_matches(['{', '}']).parse::<Guid>() {
+        return p.guid == guid;
+    }
+    let wanted = wanted.to_ascii_lowercase();
+    [p.name, p.browser].iter().any(|n| n.to_ascii_lowercase().contains(&wanted))
+}
+
+/// One line per self-describing provider, as [`write_list`] lists the others.
+pub fn write_list_described(out: &mut impl std::io::Write, providers: &[&SelfDescribed]) -> std::io::Result<()> {
+    for p in providers {
+        writeln!(
+            out,
+            "{:<38}  {:>6}  {:>7}  {} (TraceLogging: {})",
+            p.guid.to_string(),
+            p.events.len(),
+            "-",
+            p.name,
+            p.browser
+        )?;
+    }
+    Ok(())
+}
+
+/// A self-describing provider and the events the model reads.
+pub fn write_text_described(out: &mut impl std::io::Write, p: &SelfDescribed) -> std::io::Result<()> {
+    writeln!(out, "{} {} ({}; TraceLogging: the events describe themselves)", p.name, p.guid, p.browser)?;
+    for e in &p.events {
+        write!(out, "\nevent {}", e.name)?;
+        if let Some(k) = e.keywords {
+            write!(out, " keywords 0x{k:x}")?;
+        }
+        writeln!(out, "\n  {}", e.note)?;
+        for (name, in_type) in &e.fields {
+            writeln!(out, "    {name} {in_type}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The JSON of [`write_json`] with the self-describing providers after the
+/// others: TraceLogging events are id 0, version 0, told apart by name.
+pub fn write_json_all(out: &mut Vec<u8>, providers: &[&Provider<'_>], described: &[&SelfDescribed]) {
+    write_json(out, providers);
+    if described.is_empty() {
+        return;
+    }
+    // Reopen the array: drop "\n]\n".
+    out.truncate(out.len().saturating_sub(3));
+    for (i, p) in described.iter().enumerate() {
+        if i > 0 || !providers.is_empty() {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\n{\"name\":");
+        json::string(out, p.name);
+        out.extend_from_slice(b",\"guid\":");
+        json::string(out, &p.guid.to_string());
+        out.extend_from_slice(b",\"browser\":");
+        json::string(out, p.browser);
+        out.extend_from_slice(b",\"tracelogging\":true,\"events\":[");
+        for (j, e) in p.events.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\n {\"id\":0,\"version\":0,\"from_build\":null,\"to_build\":null,\"name\":");
+            json::string(out, e.name);
+            out.extend_from_slice(b",\"keywords\":");
+            match e.keywords {
+                Some(k) => json::string(out, &format!("0x{k:x}")),
+                None => out.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(b",\"source\":\"the event's own TraceLogging metadata\",\"note\":");
+            json::string(out, e.note);
+            out.extend_from_slice(b",\"fields\":[");
+            for (k, (name, in_type)) in e.fields.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"name\":");
+                json::string(out, name);
+                out.extend_from_slice(b",\"in_type\":");
+                json::string(out, in_type);
+                out.push(b'}');
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.extend_from_slice(b"\n]\n");
+}

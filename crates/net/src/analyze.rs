@@ -10,7 +10,7 @@ use nettrail_stacks::StackRef;
 
 use crate::event::{Head, Props};
 use crate::model::Network;
-use crate::providers::{Body, NetEvent, app, extract, source_of, starts_something};
+use crate::providers::{Body, NetEvent, Source, app, chromium, extract, source_of, starts_something};
 
 const BATCH: usize = 64 * 1024;
 const CHUNK: usize = 4096;
@@ -64,8 +64,12 @@ pub(crate) fn net_event<'a>(
             return None;
         }
         let schema = schemas.decode_cached(cache, record, values).ok()?;
+        let props = Props::new(&schema.fields, values);
         match source {
-            Some(source) => extract(source, record, &Props::new(&schema.fields, values)),
+            Some(Source::Chromium(browser)) => {
+                Some(Body::Chromium(chromium::extract(browser, record, schema.name.as_deref(), &props)?))
+            }
+            Some(source) => extract(source, record, &props),
             None => Some(Body::App(app::extract(record, schema.name.as_deref())?)),
         }
     };

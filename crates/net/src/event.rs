@@ -55,6 +55,11 @@ impl<'s, 'a> Props<'s, 'a> {
         Props { fields, values }
     }
 
+    /// Every property, by name, in logged order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'s str, &'s Value<'a>)> {
+        self.fields.iter().map(|f| f.name.as_str()).zip(self.values.iter())
+    }
+
     pub fn get(&self, name: &str) -> Option<&'s Value<'a>> {
         let i = self.fields.iter().position(|f| f.name == name)?;
         self.values.get(i)

@@ -9,7 +9,7 @@ use crate::dns::Dns;
 use crate::event::{Head, Time};
 use crate::pools::Pools;
 use crate::processes::Processes;
-use crate::providers::{Body, NetEvent, dns_client, httpsys, ldap, nameres, urlmon, webio, wininet};
+use crate::providers::{Body, NetEvent, chromium, dns_client, httpsys, ldap, nameres, quic, urlmon, webio, wininet};
 use crate::transport::Connections;
 use crate::winsock::Sockets;
 
@@ -80,6 +80,9 @@ pub struct Network {
     pub http_server: httpsys::HttpServer,
     pub ldap: ldap::Ldap,
     pub urlmon: urlmon::UrlMon,
+    pub quic: quic::Quic,
+    /// Chromium-based browsers: regions, events, NetLog.
+    pub chromium: chromium::Chromium,
     /// Work handed between threads, for stack stitching.
     pub pools: Pools,
     pub(crate) office: crate::providers::office::Office,
@@ -128,6 +131,8 @@ impl Network {
             Body::Action(e) => self.pools.apply_winhttp_action(&head, e),
             Body::Office(e) => self.office.apply(&head, e, &mut self.pools),
             Body::App(e) => self.apps.apply(&head, e),
+            Body::Quic(e) => self.quic.apply(&head, e, &self.pools),
+            Body::Chromium(e) => self.chromium.apply(&head, e, &self.pools),
         }
     }
 

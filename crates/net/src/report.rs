@@ -35,6 +35,8 @@ pub enum Layer {
     Winsock,
     Tcp,
     Udp,
+    /// A Chromium-based browser's request (NetLog, or a URL its events name).
+    Chromium,
 }
 
 impl Layer {
@@ -47,6 +49,7 @@ impl Layer {
             Layer::Winsock => "Winsock",
             Layer::Tcp => "TCP",
             Layer::Udp => "UDP",
+            Layer::Chromium => "Chromium",
         }
     }
 }
@@ -257,8 +260,10 @@ pub struct ConnectionRow {
     /// The layer whose request row shows it.
     pub layer: Option<Layer>,
     pub error: Option<String>,
-    /// TCPIP's TCB or UDP endpoint.
+    /// TCPIP's TCB or UDP endpoint; MsQuic's connection.
     pub pointer: Option<u64>,
+    /// A QUIC connection's facts (`protocol` is then `QUIC`).
+    pub quic: Option<crate::providers::quic::QuicFacts>,
 }
 
 /// A DNS lookup, or (kind "server") a DNS server configured on an interface.
@@ -313,6 +318,8 @@ pub struct Report {
     pub connections: Vec<ConnectionRow>,
     pub dns: Vec<DnsRow>,
     pub http_server: Vec<ServerRow>,
+    /// Browsers' regions, events and NetLog sources.
+    pub browser: Vec<crate::providers::chromium::BrowserRow>,
 }
 
 impl Report {
@@ -391,6 +398,8 @@ pub(crate) struct Gatherer<'n> {
     pub(crate) conn_sockets: FastMap<ConnId, Vec<SockId>>,
     /// Sockets that carried LDAP operations.
     pub(crate) ldap_sockets: Vec<bool>,
+    /// Datagram sockets by local port (a UDP flow's sockets).
+    pub(crate) datagram_sockets: FastMap<u16, Vec<SockId>>,
 }
 
 impl<'n> Gatherer<'n> {
@@ -402,8 +411,12 @@ impl<'n> Gatherer<'n> {
             sock_conn: Vec::with_capacity(net.sockets.len()),
             conn_sockets: FastMap::default(),
             ldap_sockets: vec![false; net.sockets.len()],
+            datagram_sockets: FastMap::default(),
         };
         for (id, s) in net.sockets.iter() {
+            if let Some(port) = s.local.map(|l| l.port).filter(|&p| p != 0 && s.is_datagram()) {
+                g.datagram_sockets.entry(port).or_default().push(id);
+            }
             let c = g.socket_connection(s);
             g.sock_conn.push(c);
             if let Some(c) = c {
@@ -497,6 +510,10 @@ impl<'n> Gatherer<'n> {
             for &s in sockets {
                 self.sock_claimed[s] = true;
             }
+        }
+        // A UDP flow's datagram sockets (QUIC under HTTP/3).
+        for s in conn.map(|c| self.flow_sockets(c)).unwrap_or_default() {
+            self.sock_claimed[s] = true;
         }
     }
 
@@ -624,17 +641,20 @@ impl Network {
         let mut requests = Vec::new();
         g.wininet_rows(&mut requests);
         g.webio_rows(&mut requests);
+        let browser = g.chromium_rows(&mut requests);
         g.urlmon_rows(&mut requests);
         g.ldap_rows(&mut requests);
         g.winsock_rows(&mut requests);
         g.transport_rows(&mut requests);
         // What the machine began first, then what peers began, then listeners; each by time.
         requests.sort_by_key(|r| (r.direction, r.start));
+        crate::protocols::label(self, &mut requests);
         for r in &mut requests {
             r.activity_events = r.activity.and_then(|a| self.activities.get(&a)).map(|a| a.events);
             r.app = r.pid.zip(r.threads.first().copied()).and_then(|thread| self.apps.at(thread, r.start));
         }
-        let connections = self.connection_rows(&g.claimed);
+        let mut connections = self.connection_rows(&g.claimed);
+        g.quic_connections(&mut connections);
         Report {
             trace_start: self.trace_start,
             trace_end: self.trace_end,
@@ -642,6 +662,7 @@ impl Network {
             connections,
             dns: self.dns_rows(),
             http_server: self.http_server.rows(&self.processes, &self.activities),
+            browser,
         }
     }
 
@@ -677,6 +698,7 @@ impl Network {
                     layer: claimed.get(id).copied().flatten(),
                     error: failure(c),
                     pointer: c.pointer,
+                    quic: None,
                 }
             })
             .collect();

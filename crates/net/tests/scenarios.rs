@@ -372,7 +372,8 @@ fn s01_winhttp_get() {
                 ("pid", "5120"),
                 ("first_thread", "5124"),
                 ("layer", "WinHTTP"),
-                ("protocol", "HTTPS"),
+                // The status line says the version.
+                ("protocol", "HTTP/1.1"),
                 ("method", "GET"),
                 ("url", "https://www.example.com/index.html"),
                 ("server", "www.example.com"),
@@ -721,6 +722,7 @@ fn s04_wininet_redirect() {
             rows[0],
             &[
                 ("layer", "WinINet"),
+                // Redirected: no status line says the version; the scheme stays.
                 ("protocol", "HTTP"),
                 ("method", "GET"),
                 ("url", "http://example.com/old"),
@@ -739,7 +741,8 @@ fn s04_wininet_redirect() {
             rows[1],
             &[
                 ("layer", "WinINet"),
-                ("protocol", "HTTPS"),
+                // The status line says the version.
+                ("protocol", "HTTP/1.1"),
                 // A 301 continues with GET.
                 ("method", "GET"),
                 ("url", "https://www.example.com/new"),

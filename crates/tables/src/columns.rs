@@ -11,6 +11,8 @@ use crate::cell::{Cell, Column, column};
 use crate::select::Filterable;
 use nettrail_net::Direction;
 
+pub use crate::browser::{browser, browser_from};
+
 fn utc(t: i64) -> Cell {
     Cell::Time(t)
 }
@@ -186,6 +188,18 @@ pub fn connections_from(t0: i64) -> Vec<Column<ConnectionRow>> {
         column("open_at_end", Bool, false, |r: &ConnectionRow| Cell::Bool(r.open_at_end)),
         column("error", Text, false, |r: &ConnectionRow| Cell::opt(r.error.clone())),
         column("pointer", Text, false, |r: &ConnectionRow| hex(r.pointer)),
+        // QUIC connections (protocol QUIC).
+        column("connection_id", Text, false, |r: &ConnectionRow| {
+            Cell::opt(r.quic.as_ref().and_then(|q| q.connection_id.clone()))
+        }),
+        column("handshake_s", Float, false, |r: &ConnectionRow| seconds(r.quic.as_ref().and_then(|q| q.handshake))),
+        column("streams", Int, false, |r: &ConnectionRow| Cell::opt(r.quic.as_ref().and_then(|q| q.streams))),
+        column("quic_version", Text, false, |r: &ConnectionRow| {
+            Cell::opt(r.quic.as_ref().and_then(|q| q.version.clone()))
+        }),
+        column("close_reason", Text, false, |r: &ConnectionRow| {
+            Cell::opt(r.quic.as_ref().and_then(|q| q.close_reason.clone()))
+        }),
     ]
 }
 

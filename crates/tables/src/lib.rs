@@ -1,5 +1,5 @@
 //! The network tables of an ETW trace — requests, connections, DNS lookups,
-//! Http.sys requests — as the contract every output shares: named, typed
+//! Http.sys requests, browsers' regions and events — as the contract every output shares: named, typed
 //! columns ([`columns`]), filters and sorting ([`select`]), and the terminal
 //! table, CSV and JSON-lines renderings ([`render`]). The Parquet export,
 //! the HTML report and the Python package read the same columns, so a
@@ -21,6 +21,7 @@
 //! ```
 
 mod analysed;
+mod browser;
 pub mod cell;
 pub mod columnar;
 pub mod columns;
@@ -40,18 +41,20 @@ pub enum Table {
     Connections,
     Dns,
     HttpServer,
+    Browser,
 }
 
 impl Table {
-    pub const ALL: [Table; 4] = [Table::Requests, Table::Connections, Table::Dns, Table::HttpServer];
+    pub const ALL: [Table; 5] = [Table::Requests, Table::Connections, Table::Dns, Table::HttpServer, Table::Browser];
 
-    /// The name files and datasets use (`requests`, `connections`, `dns`, `http_server`).
+    /// The name files and datasets use (`requests`, `connections`, `dns`, `http_server`, `browser`).
     pub fn name(self) -> &'static str {
         match self {
             Table::Requests => "requests",
             Table::Connections => "connections",
             Table::Dns => "dns",
             Table::HttpServer => "http_server",
+            Table::Browser => "browser",
         }
     }
 
@@ -65,6 +68,7 @@ impl Table {
             Table::Connections => of(columns::connections_from(0)),
             Table::Dns => of(columns::dns_from(0)),
             Table::HttpServer => of(columns::http_server_from(0)),
+            Table::Browser => of(columns::browser_from(0)),
         }
     }
 }

@@ -120,6 +120,8 @@ pub struct Source {
     /// Pre-release builds lose when names differ.
     pub insider: bool,
     pub kind: Kind,
+    /// It states value and bit maps (WEPExplorer's dumps, complete otherwise, have none).
+    pub states_maps: bool,
     /// `repository@commit path` or a path under `../shared/reference`.
     pub file: String,
 }

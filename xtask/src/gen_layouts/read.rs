@@ -381,7 +381,9 @@ pub fn wepexplorer(xml: &str) -> anyhow::Result<Vec<Declaration>> {
             events: Default::default(),
             unreadable: Vec::new(),
         };
-        for e in items(p, "Events", "Event") {
+        // WEPExplorer lists the events under `EventMetadata`.
+        let events = items(p, "EventMetadata", "Event").into_iter().chain(items(p, "Events", "Event"));
+        for e in events {
             let id = text_of(e, "Id").and_then(number).and_then(|v| u16::try_from(v).ok()).context("Event Id")?;
             let version = text_of(e, "Version").and_then(number).and_then(|v| u8::try_from(v).ok()).unwrap_or(0);
             let fields = match text_of(e, "Template").filter(|t| !t.is_empty()) {

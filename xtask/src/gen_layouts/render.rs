@@ -336,6 +336,8 @@ pub const SYNTH_PROVIDERS: &[&str] = &[
     "Microsoft-Windows-HttpService",
     "Microsoft-Windows-LDAP-Client",
     "Microsoft-Windows-Kernel-Network",
+    "Microsoft-Quic",
+    "Chrome",
 ];
 
 fn xml_attr(s: &str) -> String {
@@ -366,11 +368,23 @@ pub fn synth_manifests(unions: &[Union], loaded: &Loaded) -> anyhow::Result<Vec<
         for &provider in SYNTH_PROVIDERS {
             let u = unions.iter().find(|u| u.name == provider).context("synth provider without layouts")?;
             let decls = &loaded.providers[provider];
-            let own = decls
-                .iter()
-                .filter(|(s, _)| loaded.sources[*s].build == build)
-                .max_by_key(|(s, _)| loaded.sources[*s].kind as u8)
-                .with_context(|| format!("no source of build {build} declares {provider}"))?;
+            let of_build = |b: u32| {
+                decls
+                    .iter()
+                    .filter(move |(s, _)| loaded.sources[*s].build == b)
+                    .max_by_key(|(s, _)| loaded.sources[*s].kind as u8)
+            };
+            let builds: BTreeSet<u32> = decls.iter().map(|(s, _)| loaded.sources[*s].build).collect();
+            let own = match of_build(build) {
+                Some(own) => own,
+                // A provider declared once for every build (Chrome's): that declaration.
+                None if builds.len() == 1 && builds.first().is_some_and(|&b| b <= build) => {
+                    of_build(*builds.first().unwrap_or(&build)).context("a source")?
+                }
+                // A provider newer than the build (Microsoft-Quic before Windows 11): none.
+                None if builds.first().is_some_and(|&b| b > build) => continue,
+                None => anyhow::bail!("no source of build {build} declares {provider}"),
+            };
             let text = synth_manifest(u, &loaded.sources, own.0, &own.1)?;
             out.push((format!("{build}/{provider}.man"), text));
         }

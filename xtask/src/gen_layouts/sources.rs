@@ -52,7 +52,59 @@ pub const REFERENCE: &[(u32, &str, &str)] = &[
     (22621, "Windows 11 22H2", "manifests/windows11/Microsoft-Windows-HttpLog.xml"),
     (22621, "Windows 11 22H2", "manifests/windows11/Microsoft-Windows-Runtime-Web-Http.xml"),
     (26100, "Windows 11 24H2", "manifests/windows11/Microsoft-Windows-DNS-Client.24H2.xml"),
+    (22621, "Windows 11 22H2", "manifests/windows11/Microsoft-Quic.xml"),
 ];
+
+/// microsoft/msquic at this commit: `src/manifest/MsQuicEtw.man`, the
+/// manifest of the MsQuic library that apps ship (msquic.dll) and Windows
+/// builds into msquic.sys. It is newer than any Windows build above, so it
+/// stands as a build of its own after them, [`MSQUIC_BUILD`].
+pub const MSQUIC_COMMIT: &str = "4984c210f6657f74a4220b642a46233bc2658da6";
+pub const MSQUIC_PATH: &str = "src/manifest/MsQuicEtw.man";
+/// Not a Windows build: where the MsQuic library's own manifest sorts (after
+/// every Windows build listed, as the newest declaration of its events).
+pub const MSQUIC_BUILD: u32 = 99_999;
+
+/// Chromium's manifest-based trace-event provider, as
+/// `base/trace_event/etw_manifest/chrome_events_win.man` declares it
+/// (chromium/chromium; read as mirrored in flutter/flutter @ ad9b135): the
+/// provider `Chrome`, one event (1 v0, opcode Info, level Informational,
+/// the System channel) whose template is eight ANSI strings. Chrome.dll
+/// registers it on any Windows build; written here in manifest form (the
+/// facts, not the file) and read like the other manifests.
+const CHROME_MANIFEST: &str = r#"<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events"
+  xmlns:win="http://manifests.microsoft.com/win/2004/08/windows/events">
+ <instrumentation><events>
+  <provider name="Chrome" guid="{D2D578D9-2936-45B6-A09F-30E32715F42D}" symbol="CHROME"
+    resourceFileName="chrome.dll" messageFileName="chrome.dll">
+   <channels><importChannel chid="SYSTEM" name="System"/></channels>
+   <templates>
+    <template tid="tid_chrome_event">
+     <data name="Name" inType="win:AnsiString"/>
+     <data name="Phase" inType="win:AnsiString"/>
+     <data name="Arg Name 1" inType="win:AnsiString"/>
+     <data name="Arg Value 1" inType="win:AnsiString"/>
+     <data name="Arg Name 2" inType="win:AnsiString"/>
+     <data name="Arg Value 2" inType="win:AnsiString"/>
+     <data name="Arg Name 3" inType="win:AnsiString"/>
+     <data name="Arg Value 3" inType="win:AnsiString"/>
+    </template>
+   </templates>
+   <events>
+    <event value="1" symbol="ChromeEvent" template="tid_chrome_event" level="win:Informational"
+      opcode="win:Info" channel="SYSTEM" message="$(string.ChromeEvent.EventMessage)"/>
+   </events>
+  </provider>
+ </events></instrumentation>
+ <localization><resources culture="en-US"><stringTable>
+  <string id="ChromeEvent.EventMessage" value="Chrome Event: %1 (%2)"/>
+ </stringTable></resources></localization>
+</instrumentationManifest>
+"#;
+
+/// The build Chrome's manifest is listed under: the oldest Windows build
+/// nettrail has sources of (the provider is the same on every build).
+pub const CHROME_BUILD: u32 = 7600;
 
 /// The providers nettrail ships layouts for: name, GUID, role.
 pub const PROVIDERS: &[(&str, &str, &str)] = &[
@@ -92,6 +144,8 @@ pub const PROVIDERS: &[(&str, &str, &str)] = &[
     ("Microsoft-Windows-WinINet-Config", "5402e5ea-1bdd-4390-82be-e108f1e634f5", "http client"),
     ("Microsoft-Windows-WinINet", "43d1a55c-76d6-4f7e-995c-64c711e5cafe", "http client"),
     ("Microsoft-Windows-WinQuic", "2bcfefe5-5026-536b-1686-b249cb49cae3", "transport"),
+    ("Microsoft-Quic", "ff15e657-4f26-570e-88ab-0796b258d11c", "transport"),
+    ("Chrome", "d2d578d9-2936-45b6-a09f-30e32715f42d", "browser"),
     ("Microsoft-Windows-Winsock-AFD", "e53c6823-7bb8-44bb-90dc-3f86090d48a6", "sockets"),
     ("Microsoft-Windows-Winsock-NameResolution", "55404e71-4db9-4deb-a5f5-8f86e46dde56", "name resolution"),
     ("Microsoft-Windows-Winsock-SQM", "093da50c-0bb9-4d7d-b95c-3bb9fcda5ee8", "sockets"),
@@ -106,6 +160,8 @@ pub struct Inputs {
     pub jdu: PathBuf,
     /// A clone (or bare mirror) of github.com/repnz/etw-providers-docs.
     pub repnz: PathBuf,
+    /// A clone (or bare mirror) of github.com/microsoft/msquic.
+    pub msquic: PathBuf,
     /// `../shared/reference`.
     pub reference: PathBuf,
 }
@@ -147,6 +203,7 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
                 release,
                 insider,
                 kind: Kind::Dump,
+                states_maps: true,
                 file: format!("repnz/etw-providers-docs@{} {path}", &REPNZ_COMMIT[..7]),
             };
             loaded.add(source, decls);
@@ -161,7 +218,8 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
                 bail!("jdu {commit} {path} declares {}", decl.provider);
             }
             let file = format!("jdu2600/Windows10EtwEvents@{} {path}", &commit[..7]);
-            loaded.add(Source { build, release, insider: false, kind: Kind::Tsv, file }, vec![decl]);
+            let source = Source { build, release, insider: false, kind: Kind::Tsv, states_maps: false, file };
+            loaded.add(source, vec![decl]);
         }
     }
     for &(build, release, path) in REFERENCE {
@@ -170,8 +228,22 @@ pub fn load(inputs: &Inputs) -> anyhow::Result<Loaded> {
         let decls = if path.ends_with(".man") { read::manifest(&text, &wanted) } else { read::wepexplorer(&text) }
             .with_context(|| full.display().to_string())?;
         let file = format!("../shared/reference/{path}");
-        loaded.add(Source { build, release, insider: false, kind: Kind::Full, file }, decls);
+        // WEPExplorer's dumps leave maps out.
+        let states_maps = path.ends_with(".man");
+        loaded.add(Source { build, release, insider: false, kind: Kind::Full, states_maps, file }, decls);
     }
+    let msquic = read::git_file(&inputs.msquic, MSQUIC_COMMIT, MSQUIC_PATH)?
+        .with_context(|| format!("microsoft/msquic has no {MSQUIC_PATH} at {MSQUIC_COMMIT}"))?;
+    let decls = read::manifest(&msquic, &wanted).context("msquic MsQuicEtw.man")?;
+    let file = format!("microsoft/msquic@{} {MSQUIC_PATH}", &MSQUIC_COMMIT[..7]);
+    let release = "MsQuic, the library (newer than any Windows build above)";
+    let source = Source { build: MSQUIC_BUILD, release, insider: false, kind: Kind::Full, states_maps: true, file };
+    loaded.add(source, decls);
+    let decls = read::manifest(CHROME_MANIFEST, &wanted).context("Chrome's manifest")?;
+    let file = "chromium/chromium base/trace_event/etw_manifest/chrome_events_win.man".to_string();
+    let release = "any Windows build (Chromium's chrome.dll)";
+    let source = Source { build: CHROME_BUILD, release, insider: false, kind: Kind::Full, states_maps: true, file };
+    loaded.add(source, decls);
     for (name, guid, _) in PROVIDERS {
         let decls = loaded.providers.get(*name).with_context(|| format!("no source declares {name}"))?;
         for (s, d) in decls {
@@ -192,6 +264,7 @@ pub fn default_inputs(reference: &std::path::Path) -> Inputs {
     Inputs {
         jdu: env("NETTRAIL_JDU_ETW_EVENTS", "../sources/Windows10EtwEvents"),
         repnz: env("NETTRAIL_REPNZ_ETW_DOCS", "../sources/etw-providers-docs"),
+        msquic: env("NETTRAIL_MSQUIC", "../sources/msquic"),
         reference: reference.to_path_buf(),
     }
 }

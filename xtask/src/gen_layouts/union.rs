@@ -255,6 +255,10 @@ fn variant(run: &[&Sighting<'_>], sources: &[Source], from: Option<u32>, to: Opt
             f.length = g.length.clone();
             f.count = g.count.clone();
             f.map = g.map.clone();
+            // A source that states no maps (WEPExplorer's) says nothing of them: the newest dump's.
+            if !sources[s.source].states_maps {
+                f.map = dumps.iter().map(|s| &s.event.fields[i]).find_map(|g| g.map.clone());
+            }
         } else {
             // Each attribute from the newest dump that states it.
             let first = |has: &dyn Fn(&Field) -> bool| dumps.iter().map(|s| &s.event.fields[i]).find(|g| has(g));

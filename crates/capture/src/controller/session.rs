@@ -590,17 +590,17 @@ mod tests {
 
     #[test]
     fn providers_are_enabled_with_their_level_keywords_and_filters() {
-        // WebIO: level 5, every keyword, 32 events, stacks on 3 of them.
+        // WebIO: level 5, every keyword, 33 events, stacks on 3 of them.
         let r = enable_request(&provider("WebIO")).unwrap();
         assert_eq!((r.level, r.keywords, r.property), (5, u64::MAX, EVENT_ENABLE_PROPERTY_STACK_TRACE));
         assert_eq!(r.filters.len(), 2);
         let (kind, data) = &r.filters[0];
-        assert_eq!((*kind, data.len()), (EVENT_FILTER_TYPE_EVENT_ID, 4 + 2 * 32));
+        assert_eq!((*kind, data.len()), (EVENT_FILTER_TYPE_EVENT_ID, 4 + 2 * 33));
         // SAFETY: `data` holds a whole EVENT_FILTER_EVENT_ID header and its
         // ids; read_unaligned needs no alignment.
         let header = unsafe { data.as_ptr().cast::<EVENT_FILTER_EVENT_ID>().read_unaligned() };
         assert!(header.FilterIn);
-        assert_eq!((header.Count, header.Events[0]), (32, 5));
+        assert_eq!((header.Count, header.Events[0]), (33, 5));
         assert_eq!(r.filters[1], (EVENT_FILTER_TYPE_STACKWALK, vec![1, 0, 3, 0, 5, 0, 17, 0, 0x5C, 0xEA]));
 
         // Winsock-AFD: keyword 0x4, level 4.

@@ -1,7 +1,7 @@
 // Drives a `nettrail view` report in headless Chromium (playwright-core) and
 // checks what a reader sees. Run by crates/cli/tests/view.rs:
 //   node check.cjs MODE REPORT.html EXPECT.json
-// MODE: sample | hostile | tables | load. EXPECT holds what the Rust test
+// MODE: sample | hostile | tables | load | browser. EXPECT holds what the Rust test
 // knows from `nettrail requests` and the other table commands. Exits non-zero
 // with a message on the first failed check; prints one JSON line of results.
 'use strict';
@@ -151,6 +151,27 @@ async function tables(page, results) {
   await tabs(page, results);
 }
 
+/** A browser's trace: its requests with their URLs (layer Chromium), the
+ * QUIC connection, the regions and NetLog sources of the browser tab. */
+async function browserTrace(page, results) {
+  await tabs(page, results);
+  await page.click('#tabs button[data-tab="requests"]');
+  const urls = await columnTexts(page, 'requests', 'url');
+  for (const u of expect.urls) check(urls.includes(u), 'the request of ' + u + ' listed: ' + urls);
+  const layers = await columnTexts(page, 'requests', 'layer');
+  check(layers.filter((l) => l === 'Chromium').length === expect.chromium_rows, 'Chromium rows: ' + layers);
+  await page.click('#tabs button[data-tab="connections"]');
+  const protocols = await columnTexts(page, 'connections', 'protocol');
+  check(protocols.includes('QUIC'), 'a QUIC connection: ' + protocols);
+  await page.click('#panel-connections .vt-row:has-text("QUIC")');
+  const details = await page.textContent('#panel-connections .details');
+  check(details.includes(expect.connection_id), 'the QUIC connection id in its details');
+  await page.click('#tabs button[data-tab="browser"]');
+  const names = await columnTexts(page, 'browser', 'name');
+  for (const n of expect.names) check(names.includes(n), n + ' in the browser tab: ' + names);
+  results.browser_names = names.length;
+}
+
 async function load(page, results) {
   const t0 = Date.now();
   check(await countText(page, 'requests') === expect.rows + ' rows', 'row count ' + await countText(page, 'requests'));
@@ -212,7 +233,7 @@ async function load(page, results) {
     await page.goto(pageUrl);
     await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
     results.load_ms = Date.now() - started;
-    await ({ sample, hostile, tables, load })[mode](page, results);
+    await ({ sample, hostile, tables, load, browser: browserTrace })[mode](page, results);
     check(errors.length === 0, 'no console errors: ' + errors.join(' | '));
     const elsewhere = requests.filter((u) => u !== pageUrl);
     check(elsewhere.length === 0, 'no request but the page: ' + elsewhere.join(', '));

@@ -1,6 +1,6 @@
 //! The HTML report: one self-contained file with a trace's report — the
-//! trace's facts, a timeline of the requests, the request, connection, DNS
-//! and Http.sys tables (every column of the table commands), and per request
+//! trace's facts, a timeline of the requests, the request, connection, DNS,
+//! Http.sys and browser tables (every column of the table commands), and per request
 //! its stitched stacks and the events of its activity.
 //!
 //! The page needs nothing from the network: its script and style are
@@ -65,6 +65,7 @@ pub fn write_report(
     document["connections"] = json!(report.connections.len());
     document["dns_lookups"] = json!(report.dns.len());
     document["http_server_requests"] = json!(report.http_server.len());
+    document["browser_rows"] = json!(report.browser.len());
 
     let mut rows = nettrail_tables::requests(&report, &Filters::default());
     let net = &analysed.analysis.network;
@@ -102,6 +103,8 @@ fn write_data(
     table(out, &columns::dns(report), &report.dns);
     out.extend_from_slice(b",\"http_server\":");
     table(out, &columns::http_server(report), &report.http_server);
+    out.extend_from_slice(b",\"browser\":");
+    table(out, &columns::browser(report), &report.browser);
 
     // Stacks repeat (every request of a loop starts from the same code):
     // each list of frames is stored once and named by its place.

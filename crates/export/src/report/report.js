@@ -310,7 +310,7 @@
   // ---- Timeline: a lane per process and thread, a bar per request. ----
   const LAYER_COLORS = {
     WinINet: '#d9480f', WinHTTP: '#2f6fde', URLMon: '#ae3ec9', LDAP: '#0c8599',
-    Winsock: '#5c940d', TCP: '#495057', UDP: '#e8590c',
+    Winsock: '#5c940d', TCP: '#495057', UDP: '#e8590c', Chromium: '#f59f00',
   };
   // A request's phases, in the order they follow one another (TLS is within connect).
   const PHASES = [
@@ -633,6 +633,7 @@
     item('connections', f.connections);
     item('DNS', f.dns_lookups);
     item('Http.sys', f.http_server_requests);
+    item('browser', f.browser_rows);
     item('events with stacks', f.stacks ? f.stacks.events : 0);
     item('providers', (f.providers || []).length);
     if ((f.errors || []).length) item('damage', f.errors.join('; '), true);
@@ -701,6 +702,7 @@
     tableTab('connections', 'Connections', DATA.tables.connections, (p, t, i) => rowDetails(p, t, i, 'Connection'));
     tableTab('dns', 'DNS', DATA.tables.dns, (p, t, i) => rowDetails(p, t, i, 'DNS lookup'));
     tableTab('http_server', 'Http.sys server', DATA.tables.http_server, (p, t, i) => rowDetails(p, t, i, 'Http.sys request'));
+    tableTab('browser', 'Browser', DATA.tables.browser, (p, t, i) => rowDetails(p, t, i, 'Browser region or event'));
     add('facts', 'Facts', factsPanel);
     show('requests');
     new Timeline(DATA.tables.requests, (i) => {

@@ -4,13 +4,16 @@
 
 pub(crate) mod afd;
 pub(crate) mod app;
+pub(crate) mod chromium;
 pub(crate) mod dns_client;
 pub(crate) mod httpsys;
 pub(crate) mod kernel_tcpip;
 pub(crate) mod ldap;
 pub(crate) mod nameres;
+pub(crate) mod netlog;
 pub(crate) mod office;
 pub(crate) mod process;
+pub(crate) mod quic;
 pub(crate) mod tcpip;
 pub(crate) mod threadpool;
 pub(crate) mod urlmon;
@@ -47,9 +50,13 @@ pub(crate) enum Source {
     OfficeThreadPool,
     OfficeDispatchQueue,
     OfficeEvents,
+    /// Microsoft-Quic and Microsoft-Windows-WinQuic.
+    Quic,
+    /// A Chromium-based browser's trace events (which browser).
+    Chromium(chromium::Browser),
 }
 
-const SOURCES: [(Guid, Source); 21] = [
+const SOURCES: [(Guid, Source); 23] = [
     (Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelProcess),
     (Guid::parse_const("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"), Source::KernelThread),
     (Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518"), Source::KernelImage),
@@ -71,6 +78,8 @@ const SOURCES: [(Guid, Source); 21] = [
     (Guid::parse_const("a019725f-cff1-47e8-8c9e-8fe2635b6388"), Source::OfficeThreadPool),
     (Guid::parse_const("559a5658-8100-4d84-b756-0a47a476280c"), Source::OfficeDispatchQueue),
     (Guid::parse_const("8736922d-e8b2-47eb-8564-23e77e728cf3"), Source::OfficeEvents),
+    (Guid::parse_const("ff15e657-4f26-570e-88ab-0796b258d11c"), Source::Quic),
+    (Guid::parse_const("2bcfefe5-5026-536b-1686-b249cb49cae3"), Source::Quic),
 ];
 
 /// Whether the model reads events of this provider (or kernel class).
@@ -85,7 +94,11 @@ pub fn names_processes(provider: &Guid) -> bool {
 
 /// The model's reading of a record's provider (kernel records by event class).
 pub(crate) fn source_of(provider: &Guid) -> Option<Source> {
-    SOURCES.iter().find(|(g, _)| g == provider).map(|&(_, s)| s)
+    SOURCES
+        .iter()
+        .find(|(g, _)| g == provider)
+        .map(|&(_, s)| s)
+        .or_else(|| chromium::browser_of(provider).map(Source::Chromium))
 }
 
 /// One event's meaning for the model.
@@ -106,6 +119,8 @@ pub(crate) enum Body {
     Action(winhttp::Event),
     Office(office::Event),
     App(app::Event),
+    Quic(quic::Event),
+    Chromium(chromium::Event),
     /// An event the model does not read, in an activity: counted as one of
     /// the activity's events, as `dump --activity` and the report list them.
     InActivity,
@@ -131,6 +146,8 @@ pub(crate) fn starts_something(body: &Body) -> bool {
         Body::ThreadPool(e) => matches!(e, threadpool::Event::Queued(_) | threadpool::Event::TimerSet { .. }),
         Body::Action(e) => e.is_queue(),
         Body::Office(e) => e.queues_work(),
+        Body::Quic(e) => e.is_create(),
+        Body::Chromium(e) => e.starts_something(),
         Body::Process(P::Thread { lifetime: Lifetime::Started, .. }) => true,
         _ => false,
     }
@@ -164,5 +181,8 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
         Source::OfficeThreadPool => Body::Office(office::extract_thread_pool(id, props)?),
         Source::OfficeDispatchQueue => Body::Office(office::extract_dispatch_queue(id, props)?),
         Source::OfficeEvents => Body::Office(office::extract_idle_manager(id, props)?),
+        Source::Quic => Body::Quic(quic::extract(id, props)?),
+        // Read with their TraceLogging names by `analyze`.
+        Source::Chromium(_) => return None,
     })
 }

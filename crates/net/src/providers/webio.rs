@@ -98,6 +98,8 @@ pub struct Socket {
     /// The TCB TCPIP logged on the thread of one of its sends or receives
     /// (how a socket connected before the trace finds its TCP connection).
     pub tcb: Option<u64>,
+    /// An HTTP/3 connection's id (WebIO 200 v1, Windows 11): a QUIC connection, not a TCP one.
+    pub http3: Option<u64>,
 }
 
 /// A request's use of a socket.
@@ -167,6 +169,7 @@ pub(crate) enum Event {
         socket: u64,
         remote: Option<Endpoint>,
         error: Option<u32>,
+        http3: Option<u64>,
     },
     ConnectStop {
         connection: u64,
@@ -264,6 +267,7 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
             socket: u("SocketHandle").unwrap_or(0),
             remote: address_field(props),
             error: error(),
+            http3: u("Http3ClientConnectionId").filter(|&c| c != 0),
         },
         201 | 202 => {
             Event::ConnectStop { connection: u("Connection")?, socket: u("SocketHandle").unwrap_or(0), error: error() }
@@ -434,7 +438,7 @@ impl WebIo {
                 q.aliases = canonical.into_iter().filter(|c| !c.eq_ignore_ascii_case(&q.name)).collect();
                 dns.report(q);
             }
-            Event::ConnectStart { connection, socket, remote, error } => {
+            Event::ConnectStart { connection, socket, remote, error, http3 } => {
                 let request = self.request_for(head, connection);
                 let w = &mut *self;
                 let s = w.sockets.len();
@@ -446,6 +450,7 @@ impl WebIo {
                     connect_tid: tid,
                     start: t,
                     error,
+                    http3,
                     ..Socket::default()
                 });
                 w.tried.entry((pid, connection)).or_default().push(s);
@@ -710,6 +715,9 @@ impl<'n> Gatherer<'n> {
     /// A WebIO socket's TCP connection: to its remote end, from its process,
     /// opened while it connected (on its connecting thread where known).
     pub(crate) fn webio_connection(&self, s: &Socket) -> Option<ConnId> {
+        if s.http3.is_some() {
+            return self.webio_quic_flow(s);
+        }
         let conns = &self.net.connections;
         // A socket seen only in its transfers: the TCB TCPIP named on their threads.
         if let Some(id) = s.tcb.and_then(|tcb| conns.by_pointer(tcb)) {

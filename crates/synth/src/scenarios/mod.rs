@@ -12,6 +12,7 @@ use crate::windows::{Machine, Tid};
 use crate::{Process, SynthConfig, SynthError};
 
 mod app_spans;
+mod browsers;
 mod handoffs;
 mod hostile;
 mod http_client;
@@ -22,6 +23,7 @@ mod sockets;
 mod wininet;
 
 pub use app_spans::{APP_PROVIDER, app_spans};
+pub use browsers::{browser_navigation, chrome_legacy, edge_webview2, winhttp_http3};
 pub use handoffs::{
     BUILD_REQUEST_FIRST_RET, BUILD_REQUEST_RET, CHECKSUM_INLINED_MIX, FIXTURE_DLL, FIXTURE_SEND_RET, FIXTURE_SIZE,
     adhoc_thread, fixture_identity, handoff_load, office_pools, timer_request,
@@ -75,6 +77,26 @@ pub const ALL: &[(&str, &str, Scenario)] = &[
     ("winsock-client", "13: a plain Winsock HTTPS client (getaddrinfo, connect, send, recv)", winsock_client),
     ("udp", "14: DNS queries to port 53, NTP, and one UDP socket talking to three peers", udp),
     ("quic", "15: QUIC as UDP/443 from a browser", quic),
+    (
+        "browser-navigation",
+        "15/16: Chrome loads a page and a script over HTTP/2 and fetches over HTTP/3 (QUIC beating TCP), with its NetLog",
+        browser_navigation,
+    ),
+    (
+        "edge-webview2",
+        "an app hosting Edge WebView2: HTTP/1.1 keep-alive, a refused connection, a name that does not resolve",
+        edge_webview2,
+    ),
+    (
+        "winhttp-http3",
+        "Windows 11: WinHTTP GET and POST over HTTP/3 on one QUIC connection (MsQuic's events)",
+        winhttp_http3,
+    ),
+    (
+        "chrome-legacy",
+        "Chrome's older exporters (the manifest's ChromeEvent, TraceLogging's Complete and Nestable Async phases)",
+        chrome_legacy,
+    ),
     ("ldap", "17: two LDAP searches on one connection to a domain controller", ldap),
     ("server", "18: a local server accepting two connections, and an Http.sys site serving two requests", server),
     ("loopback-private", "19: loopback, private (A, B, C) and link-local destinations", loopback_private),

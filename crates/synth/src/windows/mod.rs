@@ -23,11 +23,13 @@ use nettrail_etl::Guid;
 use crate::{EventSpec, Fields, Process, Synth, SynthConfig, SynthError};
 
 mod afd;
+mod chromium;
 mod dns;
 mod httpsys;
 mod kernel;
 mod ldap;
 mod office;
+mod quic;
 mod tcpip;
 mod threadpool;
 mod webio;
@@ -35,11 +37,13 @@ mod wininet;
 mod winsock;
 
 pub use afd::Socket;
+pub use chromium::{Arg, Browser, CHROME, EDGE, EDGE_WEBVIEW2, NetPhase, NetSource, category};
 pub use dns::{Answer, Lookup, results_text};
 pub use httpsys::ServerRequest;
 pub use kernel::{Flow, KernelOp};
 pub use ldap::scope as ldap_scope;
 pub use office::QueueKind;
+pub use quic::{H3_NO_ERROR, Http3Connection, QuicConn};
 pub use tcpip::Tcb;
 pub use threadpool::{PoolTimer, PoolWork};
 pub use webio::{Exchange, WebConnection, WebRequest, WebSession, WebThreads};
