@@ -3,6 +3,7 @@
 //! provider layouts. Nothing here ships in the `nettrail` binary.
 
 mod bench;
+mod bench_xpress;
 mod gen_layouts;
 mod hostile;
 mod repeat;
@@ -49,6 +50,13 @@ enum Task {
     },
     /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
     Bench(bench::Args),
+    /// XPRESS decompression throughput on the corpus' compressed buffers, against a reference decoder.
+    BenchXpress(bench_xpress::Args),
+    /// Seed the `xpress` fuzz target with the corpus' compressed buffers.
+    FuzzSeeds {
+        #[arg(default_value = "fuzz/corpus/xpress")]
+        output: PathBuf,
+    },
     /// Write one file per class of hostile input (seeds for the fuzzers, traces to try by hand).
     Hostile {
         #[arg(default_value = "target/hostile")]
@@ -85,6 +93,8 @@ fn main() -> anyhow::Result<()> {
             make_bench_input(&from, mib, &output)?;
         }
         Task::Bench(args) => bench::run(&args)?,
+        Task::BenchXpress(args) => bench_xpress::run(&args)?,
+        Task::FuzzSeeds { output } => bench_xpress::write_fuzz_seeds(&output)?,
         Task::Hostile { output } => hostile::run(&output)?,
         Task::GenLayouts { jdu, repnz, reference, layouts, synth } => {
             gen_layouts::run(&gen_layouts::Inputs { jdu, repnz, reference }, &gen_layouts::Outputs { layouts, synth })?
