@@ -257,23 +257,14 @@ impl Schemas {
         self.resolved.take();
     }
 
-    /// The merged table: where sources know the same key, the first in
-    /// priority order wins.
+    /// The merged table of the sources other than the built-in layouts:
+    /// where they know the same key, the first in priority order wins. The
+    /// built-in layouts come last, looked up per provider ([`BuiltIn::of`]:
+    /// parsed only for providers a trace has).
     fn resolved(&self) -> &Resolved {
         self.resolved.get_or_init(|| {
-            let built_in = BuiltIn::get();
             let mut r = Resolved::default();
             // Lowest priority first, so that higher ones overwrite.
-            r.events.extend(built_in.events.iter().map(|(k, v)| (*k, v.clone())));
-            if let Some(build) = self.build {
-                for key in built_in.by_build.keys() {
-                    match built_in.for_build(key, build) {
-                        Some(s) => r.events.insert(*key, s.clone()),
-                        None => r.events.remove(key),
-                    };
-                }
-            }
-            r.providers.extend(built_in.providers.iter().map(|(k, v)| (*k, v.clone())));
             for set in [&self.manifests, &self.event_source, &self.embedded] {
                 r.events.extend(set.events.iter().map(|(k, v)| (*k, v.clone())));
                 r.providers.extend(set.providers.iter().map(|(k, v)| (*k, v.clone())));
@@ -288,6 +279,11 @@ impl Schemas {
             }
             r
         })
+    }
+
+    /// The built-in layout of a key, for the trace's build.
+    fn built_in(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
+        BuiltIn::of(&key.guid())?.layout(key, self.build).cloned()
     }
 
     /// The key a record is looked up by; `None` for WPP messages.
@@ -311,7 +307,7 @@ impl Schemas {
     }
 
     fn exact(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
-        self.resolved().events.get(key).cloned()
+        self.resolved().events.get(key).cloned().or_else(|| self.built_in(key))
     }
 
     /// The schema for a key: exact, else, for a version no source knows, the
@@ -326,12 +322,17 @@ impl Schemas {
         }
         match *key {
             SchemaKey::Manifest { provider, id, version } => {
-                let resolved = self.resolved();
-                let versions = resolved.versions.get(&(provider, id))?;
+                // The versions every source knows of the event.
+                let mut versions = self.resolved().versions.get(&(provider, id)).cloned().unwrap_or_default();
+                if let Some(built_in) = BuiltIn::of(&provider) {
+                    versions.extend(built_in.versions(provider, id, self.build));
+                    versions.sort_unstable();
+                    versions.dedup();
+                }
                 let lower = versions.iter().rev().find(|v| **v < version)?;
-                let schemas: Vec<&Arc<EventSchema>> = versions
+                let schemas: Vec<Arc<EventSchema>> = versions
                     .iter()
-                    .filter_map(|v| resolved.events.get(&SchemaKey::Manifest { provider, id, version: *v }))
+                    .filter_map(|v| self.exact(&SchemaKey::Manifest { provider, id, version: *v }))
                     .collect();
                 let appended = schemas.len() >= 2 && schemas.windows(2).all(|w| extends(&w[1].fields, &w[0].fields));
                 if !appended {
@@ -348,12 +349,12 @@ impl Schemas {
 
     /// The provider's names, from any source.
     pub fn provider(&self, guid: &Guid) -> Option<Arc<ProviderInfo>> {
-        self.resolved().providers.get(guid).cloned()
+        self.resolved().providers.get(guid).cloned().or_else(|| BuiltIn::of(guid)?.providers.get(guid).cloned())
     }
 
     fn knows_provider(&self, key: &SchemaKey) -> bool {
-        let (SchemaKey::Manifest { provider: guid, .. } | SchemaKey::Classic { class: guid, .. }) = key;
-        self.resolved().providers.contains_key(guid)
+        let guid = key.guid();
+        self.resolved().providers.contains_key(&guid) || BuiltIn::knows(&guid)
     }
 
     fn tracelogging_schema(&self, record: &Record<'_>, metadata: &[u8]) -> Result<Arc<EventSchema>, Undecoded> {
