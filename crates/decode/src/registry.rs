@@ -109,13 +109,14 @@ struct Resolved {
     versions: FastMap<(Guid, u16), Vec<u8>>,
 }
 
-/// The last few schema lookups of one worker. Only records whose schema
-/// depends on nothing but their key are cached (not TraceLogging events,
-/// whose metadata travels with them; not string-only events).
+/// Recent schema lookups of one worker, one slot per hash of the key (a
+/// trace mixes dozens of kinds of event; a lookup that misses here hashes
+/// the key in several tables). Only records whose schema depends on nothing
+/// but their key are cached (not TraceLogging events, whose metadata travels
+/// with them; not string-only events).
 #[derive(Debug, Default)]
 pub struct LookupCache {
-    entries: [Option<(SchemaKey, Lookup)>; 4],
-    next: usize,
+    entries: [Option<(SchemaKey, Lookup)>; 32],
     /// The last lookup that could not be cached.
     uncached: Option<Lookup>,
 }
@@ -133,17 +134,30 @@ impl LookupCache {
         Schemas::key_of(record)
     }
 
-    fn position(&self, key: &SchemaKey) -> Option<usize> {
-        self.entries.iter().position(|e| e.as_ref().is_some_and(|(k, _)| k == key))
+    /// The key's slot: a multiplicative hash of its fields.
+    fn slot(key: &SchemaKey) -> usize {
+        let (guid, event, version) = match *key {
+            SchemaKey::Manifest { provider, id, version } => (provider, u64::from(id), version),
+            SchemaKey::Classic { class, opcode, version } => (class, 0x1_0000 | u64::from(opcode), version),
+        };
+        let mixed = u64::from(guid.data1)
+            ^ u64::from(guid.data2) << 32
+            ^ u64::from(guid.data3) << 48
+            ^ u64::from_le_bytes(guid.data4).rotate_left(23)
+            ^ event << 8
+            ^ u64::from(version);
+        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as usize
     }
 
-    /// Stores a lookup, replacing the oldest; returns its slot.
+    fn position(&self, key: &SchemaKey) -> Option<usize> {
+        let slot = LookupCache::slot(key);
+        self.entries[slot].as_ref().is_some_and(|(k, _)| k == key).then_some(slot)
+    }
+
+    /// Stores a lookup in its key's slot; returns the slot.
     fn put(&mut self, key: SchemaKey, value: Lookup) -> usize {
-        let slot = self.next;
-        if let Some(entry) = self.entries.get_mut(slot) {
-            *entry = Some((key, value));
-        }
-        self.next = (self.next + 1) % self.entries.len();
+        let slot = LookupCache::slot(&key);
+        self.entries[slot] = Some((key, value));
         slot
     }
 
@@ -516,14 +530,32 @@ impl Schemas {
     /// [`Schemas::decode`], remembering recent lookups in `cache` (one per
     /// worker): events come in runs of a few kinds, and most lookups repeat.
     /// The schema is lent from the cache, so a hit touches nothing shared.
-    pub fn decode_cached<'c, 'a>(
+    /// Whether an event decodes, as [`Schemas::decode_cached`] says it, for
+    /// counting (`nettrail info`): where the schema's layout has a fixed size
+    /// ([`payload::fixed_size`]), the payload's length says it without
+    /// decoding; else it is decoded into `values`. `values` is cleared first.
+    pub fn check_cached<'c, 'a>(
         &self,
         cache: &'c mut LookupCache,
         record: &Record<'a>,
         values: &mut Vec<Value<'a>>,
     ) -> Result<&'c Arc<EventSchema>, Undecoded> {
         values.clear();
-        let slot = match LookupCache::key(record) {
+        let slot = self.lookup_cached(cache, record);
+        let schema = cache.result(slot).map_err(Clone::clone)?;
+        match payload::fixed_size(&schema.fields, record.pointer_size) {
+            Some(size) if record.payload.len() >= size => Ok(schema),
+            _ => {
+                payload::decode(&schema.fields, record.payload, record.pointer_size, values)
+                    .map_err(Undecoded::PayloadMismatch)?;
+                Ok(schema)
+            }
+        }
+    }
+
+    /// The slot of `cache` holding the record's schema lookup, looked up if need be.
+    fn lookup_cached(&self, cache: &mut LookupCache, record: &Record<'_>) -> usize {
+        match LookupCache::key(record) {
             Some(key) => match cache.position(&key) {
                 Some(i) => i,
                 None => cache.put(key, self.schema_of(record)),
@@ -532,7 +564,17 @@ impl Schemas {
                 cache.uncached = Some(self.schema_of(record));
                 LookupCache::UNCACHED
             }
-        };
+        }
+    }
+
+    pub fn decode_cached<'c, 'a>(
+        &self,
+        cache: &'c mut LookupCache,
+        record: &Record<'a>,
+        values: &mut Vec<Value<'a>>,
+    ) -> Result<&'c Arc<EventSchema>, Undecoded> {
+        values.clear();
+        let slot = self.lookup_cached(cache, record);
         let schema = cache.result(slot).map_err(Clone::clone)?;
         payload::decode(&schema.fields, record.payload, record.pointer_size, values)
             .map_err(Undecoded::PayloadMismatch)?;

@@ -2,7 +2,9 @@
 //! found is sorted by time afterwards) collecting stack records, module
 //! loads and identities, and managed method loads.
 
-use nettrail_decode::{LookupCache, Schemas, Value};
+use std::sync::Arc;
+
+use nettrail_decode::{EventSchema, LookupCache, Schemas, Value};
 use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
@@ -31,6 +33,62 @@ pub struct BufferScan<'w> {
     parts: Vec<Part>,
     arena: Vec<u64>,
     facts: Vec<Fact>,
+    /// Whether modules' paths and methods' names are read (not for counting).
+    names: bool,
+    /// Where the fields [`fact`] reads sit, for the last few layouts.
+    layouts: Vec<FieldIndex>,
+}
+
+/// The fields a module or method fact is made of.
+#[derive(Clone, Copy)]
+enum Name {
+    ProcessId,
+    Base,
+    ImageBase,
+    Size,
+    Path,
+    TimeDateStamp,
+    GuidSig,
+    PdbFileName,
+    Age,
+    MethodStartAddress,
+    MethodSize,
+    MethodNamespace,
+    MethodName,
+}
+
+/// The field names each [`Name`] goes by, in its order.
+const NAMES: [&[&str]; 13] = [
+    &["ProcessId"],
+    &["ImageBase", "BaseAddress"],
+    &["ImageBase"],
+    &["ImageSize", "ModuleSize"],
+    &["FileName", "ImageFileName"],
+    &["TimeDateStamp"],
+    &["GuidSig"],
+    &["PdbFileName"],
+    &["Age"],
+    &["MethodStartAddress"],
+    &["MethodSize"],
+    &["MethodNamespace"],
+    &["MethodName"],
+];
+
+/// Where each [`Name`] is in one layout's fields (looked up once per layout,
+/// not per record: a trace has thousands of module and method records).
+struct FieldIndex {
+    /// The layout (held, so that no other takes its place while cached).
+    schema: Arc<EventSchema>,
+    at: [Option<u16>; NAMES.len()],
+}
+
+impl FieldIndex {
+    fn new(schema: &Arc<EventSchema>) -> FieldIndex {
+        let at = NAMES.map(|names| {
+            schema.fields.iter().position(|f| names.contains(&f.name.as_str())).and_then(|i| u16::try_from(i).ok())
+        });
+        FieldIndex { schema: schema.clone(), at }
+    }
 }
 
 impl std::fmt::Debug for BufferScan<'_> {
@@ -42,7 +100,24 @@ impl std::fmt::Debug for BufferScan<'_> {
 impl<'w> BufferScan<'w> {
     /// `wanted(pid)` says whose stacks to keep (see [`scan`]).
     pub fn new(wanted: &'w (dyn Fn(u32) -> bool + Sync)) -> Self {
-        BufferScan { wanted, parts: Vec::new(), arena: Vec::new(), facts: Vec::new() }
+        BufferScan { wanted, parts: Vec::new(), arena: Vec::new(), facts: Vec::new(), names: true, layouts: Vec::new() }
+    }
+
+    /// A scan for counting stacks, modules and methods (`nettrail info`):
+    /// modules' paths and methods' names are left empty, not read.
+    pub fn counting(wanted: &'w (dyn Fn(u32) -> bool + Sync)) -> Self {
+        BufferScan { names: false, ..BufferScan::new(wanted) }
+    }
+
+    fn field_index(&mut self, schema: &Arc<EventSchema>) -> usize {
+        if let Some(i) = self.layouts.iter().position(|l| Arc::ptr_eq(&l.schema, schema)) {
+            return i;
+        }
+        if self.layouts.len() >= 8 {
+            self.layouts.remove(0);
+        }
+        self.layouts.push(FieldIndex::new(schema));
+        self.layouts.len() - 1
     }
 
     /// Whether [`BufferScan::add`] needs this record decoded: a module or
@@ -53,9 +128,9 @@ impl<'w> BufferScan<'w> {
     }
 
     /// Takes the record's stack part or module or method fact, if it has one;
-    /// `decoded` is its schema's fields and values, if it decoded (needed only
-    /// where [`BufferScan::needs_decoding`]).
-    pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&[nettrail_decode::Field], &[Value<'_>])>) {
+    /// `decoded` is its schema and values, if it decoded (needed only where
+    /// [`BufferScan::needs_decoding`]).
+    pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&Arc<EventSchema>, &[Value<'_>])>) {
         let arena_len = self.arena.len();
         if let Some(part) = read_part(record, &mut self.arena) {
             let keep = match &part {
@@ -70,69 +145,69 @@ impl<'w> BufferScan<'w> {
             return;
         }
         if Self::needs_decoding(record)
-            && let Some((fields, values)) = decoded
-            && let Some(f) = fact(record, fields, values)
+            && let Some((schema, values)) = decoded
         {
-            self.facts.push(f);
+            let index = self.field_index(schema);
+            if let Some(f) = fact(record, &self.layouts[index], values, self.names) {
+                self.facts.push(f);
+            }
         }
     }
 }
 
-fn field<'v>(names: &[&str], fields: &[nettrail_decode::Field], values: &'v [Value<'_>]) -> Option<&'v Value<'v>> {
-    let i = fields.iter().position(|f| names.contains(&f.name.as_str()))?;
-    values.get(i)
-}
-
-/// A module or method fact from a decoded record.
-fn fact(record: &Record<'_>, fields: &[nettrail_decode::Field], values: &[Value<'_>]) -> Option<Fact> {
-    let u = |names: &[&str]| field(names, fields, values).and_then(Value::as_u64);
-    let text = |names: &[&str]| {
-        field(names, fields, values).and_then(|v| v.as_str()).map(|s| s.trim_end_matches('\0').to_string())
+/// A module or method fact from a decoded record (with `names` false, its
+/// path or name is left empty).
+fn fact(record: &Record<'_>, index: &FieldIndex, values: &[Value<'_>], names: bool) -> Option<Fact> {
+    let field = |name: Name| values.get(usize::from(index.at[name as usize]?));
+    let u = |name: Name| field(name).and_then(Value::as_u64);
+    let text = |name: Name| match field(name)? {
+        Value::Utf16(_) | Value::Ansi(_) if !names => Some(String::new()),
+        v => v.as_str().map(|s| s.trim_end_matches('\0').to_string()),
     };
     let at = record.timestamp;
     let image_load = record.provider == IMAGE || (record.provider == PROCESS && record.opcode == 10);
     if image_load {
-        let pid = u(&["ProcessId"]).unwrap_or(0) as u32;
-        let base = u(&["ImageBase", "BaseAddress"])?;
+        let pid = u(Name::ProcessId).unwrap_or(0) as u32;
+        let base = u(Name::Base)?;
         return match record.opcode {
             2 => Some(Fact::Unloaded { at, pid, base }),
             10 | 3 | 4 => Some(Fact::Loaded {
                 at,
                 pid,
                 base,
-                size: u(&["ImageSize", "ModuleSize"])?,
-                path: text(&["FileName", "ImageFileName"]).unwrap_or_default(),
+                size: u(Name::Size)?,
+                path: text(Name::Path).unwrap_or_default(),
                 rundown: record.opcode != 10,
             }),
             _ => None,
         };
     }
     if record.provider == IMAGE_ID {
-        let base = u(&["ImageBase"])?;
+        let base = u(Name::ImageBase)?;
         return match record.opcode {
-            0 => Some(Fact::Identity { at, base, time_date_stamp: u(&["TimeDateStamp"])? as u32 }),
+            0 => Some(Fact::Identity { at, base, time_date_stamp: u(Name::TimeDateStamp)? as u32 }),
             36 => {
-                let guid = match field(&["GuidSig"], fields, values)? {
+                let guid = match field(Name::GuidSig)? {
                     Value::Guid(g) => *g,
                     _ => return None,
                 };
-                let name = text(&["PdbFileName"])?;
-                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(&["Age"])? as u32 } })
+                let name = text(Name::PdbFileName)?;
+                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(Name::Age)? as u32 } })
             }
             _ => None,
         };
     }
     if record.provider == CLR || record.provider == CLR_RUNDOWN {
         let pid = record.process_id?;
-        let start = u(&["MethodStartAddress"])?;
+        let start = u(Name::MethodStartAddress)?;
         let rundown = record.provider == CLR_RUNDOWN;
         return match (rundown, record.id) {
             // Verbose loads and rundown name the method; an unload only ends it.
             (_, 143) | (true, 144) => {
-                let namespace = text(&["MethodNamespace"]).unwrap_or_default();
-                let method = text(&["MethodName"]).unwrap_or_default();
+                let namespace = text(Name::MethodNamespace).unwrap_or_default();
+                let method = text(Name::MethodName).unwrap_or_default();
                 let name = if namespace.is_empty() { method } else { format!("{namespace}.{method}") };
-                Some(Fact::MethodLoaded { at, pid, start, size: u(&["MethodSize"])?, name, rundown })
+                Some(Fact::MethodLoaded { at, pid, start, size: u(Name::MethodSize)?, name, rundown })
             }
             (false, 142 | 144) => Some(Fact::MethodUnloaded { at, pid, start }),
             _ => None,
@@ -154,11 +229,11 @@ fn scan_buffer<'w>(
     let mut values = Vec::new();
     for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
         let decoded = if BufferScan::needs_decoding(&record) {
-            schemas.decode_cached(cache, &record, &mut values).ok().map(|schema| &schema.fields[..])
+            schemas.decode_cached(cache, &record, &mut values).ok()
         } else {
             None
         };
-        scan.add(&record, decoded.map(|fields| (fields, &values[..])));
+        scan.add(&record, decoded.map(|schema| (schema, &values[..])));
     }
     scan
 }
