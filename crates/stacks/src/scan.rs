@@ -33,8 +33,12 @@ pub struct BufferScan<'w> {
     parts: Vec<Part>,
     arena: Vec<u64>,
     facts: Vec<Fact>,
-    /// Whether modules' paths and methods' names are read (not for counting).
+    /// Whether modules' paths and methods' names are read, and method loads
+    /// and module identities kept (not for counting: then method loads are
+    /// counted, not kept).
     names: bool,
+    /// Method loads counted (not kept) by a counting scan.
+    methods_counted: usize,
     /// Where the fields [`fact`] reads sit, for the last few layouts.
     layouts: Vec<FieldIndex>,
 }
@@ -100,7 +104,15 @@ impl std::fmt::Debug for BufferScan<'_> {
 impl<'w> BufferScan<'w> {
     /// `wanted(pid)` says whose stacks to keep (see [`scan`]).
     pub fn new(wanted: &'w (dyn Fn(u32) -> bool + Sync)) -> Self {
-        BufferScan { wanted, parts: Vec::new(), arena: Vec::new(), facts: Vec::new(), names: true, layouts: Vec::new() }
+        BufferScan {
+            wanted,
+            parts: Vec::new(),
+            arena: Vec::new(),
+            facts: Vec::new(),
+            names: true,
+            methods_counted: 0,
+            layouts: Vec::new(),
+        }
     }
 
     /// A scan for counting stacks, modules and methods (`nettrail info`):
@@ -148,8 +160,12 @@ impl<'w> BufferScan<'w> {
             && let Some((schema, values)) = decoded
         {
             let index = self.field_index(schema);
-            if let Some(f) = fact(record, &self.layouts[index], values, self.names) {
-                self.facts.push(f);
+            match fact(record, &self.layouts[index], values, self.names) {
+                // Counting needs neither a method's load nor a module's file identity.
+                Some(Fact::MethodLoaded { .. }) if !self.names => self.methods_counted += 1,
+                Some(Fact::MethodUnloaded { .. } | Fact::Identity { .. }) if !self.names => {}
+                Some(f) => self.facts.push(f),
+                None => {}
             }
         }
     }
@@ -261,11 +277,18 @@ impl Code {
     /// The code the scans of a trace's buffers found, given in file order
     /// (parts of one event's stack keep their order).
     pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, pointer_size: u8) -> Code {
-        let (stacks, facts): (Vec<_>, Vec<_>) = buffers.into_iter().map(|b| ((b.parts, b.arena), b.facts)).unzip();
+        let mut methods_counted = 0;
+        let (stacks, facts): (Vec<_>, Vec<_>) = buffers
+            .into_iter()
+            .map(|b| {
+                methods_counted += b.methods_counted;
+                ((b.parts, b.arena), b.facts)
+            })
+            .unzip();
         // Stacks and modules are independent: build them side by side.
         let (stacks, modules) = rayon::join(
             || join_stacks(stacks, pointer_size),
-            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size)),
+            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size), methods_counted),
         );
         Code { stacks, modules }
     }
