@@ -45,7 +45,7 @@ pub struct BufferScan<'w> {
 
 /// The fields a module or method fact is made of.
 #[derive(Clone, Copy)]
-enum Name {
+enum FactField {
     ProcessId,
     Base,
     ImageBase,
@@ -61,7 +61,7 @@ enum Name {
     MethodName,
 }
 
-/// The field names each [`Name`] goes by, in its order.
+/// The field names each [`FactField`] goes by, in its order.
 const NAMES: [&[&str]; 13] = [
     &["ProcessId"],
     &["ImageBase", "BaseAddress"],
@@ -78,7 +78,7 @@ const NAMES: [&[&str]; 13] = [
     &["MethodName"],
 ];
 
-/// Where each [`Name`] is in one layout's fields (looked up once per layout,
+/// Where each [`FactField`] is in one layout's fields (looked up once per layout,
 /// not per record: a trace has thousands of module and method records).
 struct FieldIndex {
     /// The layout (held, so that no other takes its place while cached).
@@ -174,56 +174,56 @@ impl<'w> BufferScan<'w> {
 /// A module or method fact from a decoded record (with `names` false, its
 /// path or name is left empty).
 fn fact(record: &Record<'_>, index: &FieldIndex, values: &[Value<'_>], names: bool) -> Option<Fact> {
-    let field = |name: Name| values.get(usize::from(index.at[name as usize]?));
-    let u = |name: Name| field(name).and_then(Value::as_u64);
-    let text = |name: Name| match field(name)? {
+    let field = |name: FactField| values.get(usize::from(index.at[name as usize]?));
+    let u = |name: FactField| field(name).and_then(Value::as_u64);
+    let text = |name: FactField| match field(name)? {
         Value::Utf16(_) | Value::Ansi(_) if !names => Some(String::new()),
         v => v.as_str().map(|s| s.trim_end_matches('\0').to_string()),
     };
     let at = record.timestamp;
     let image_load = record.provider == IMAGE || (record.provider == PROCESS && record.opcode == 10);
     if image_load {
-        let pid = u(Name::ProcessId).unwrap_or(0) as u32;
-        let base = u(Name::Base)?;
+        let pid = u(FactField::ProcessId).unwrap_or(0) as u32;
+        let base = u(FactField::Base)?;
         return match record.opcode {
             2 => Some(Fact::Unloaded { at, pid, base }),
             10 | 3 | 4 => Some(Fact::Loaded {
                 at,
                 pid,
                 base,
-                size: u(Name::Size)?,
-                path: text(Name::Path).unwrap_or_default(),
+                size: u(FactField::Size)?,
+                path: text(FactField::Path).unwrap_or_default(),
                 rundown: record.opcode != 10,
             }),
             _ => None,
         };
     }
     if record.provider == IMAGE_ID {
-        let base = u(Name::ImageBase)?;
+        let base = u(FactField::ImageBase)?;
         return match record.opcode {
-            0 => Some(Fact::Identity { at, base, time_date_stamp: u(Name::TimeDateStamp)? as u32 }),
+            0 => Some(Fact::Identity { at, base, time_date_stamp: u(FactField::TimeDateStamp)? as u32 }),
             36 => {
-                let guid = match field(Name::GuidSig)? {
+                let guid = match field(FactField::GuidSig)? {
                     Value::Guid(g) => *g,
                     _ => return None,
                 };
-                let name = text(Name::PdbFileName)?;
-                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(Name::Age)? as u32 } })
+                let name = text(FactField::PdbFileName)?;
+                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(FactField::Age)? as u32 } })
             }
             _ => None,
         };
     }
     if record.provider == CLR || record.provider == CLR_RUNDOWN {
         let pid = record.process_id?;
-        let start = u(Name::MethodStartAddress)?;
+        let start = u(FactField::MethodStartAddress)?;
         let rundown = record.provider == CLR_RUNDOWN;
         return match (rundown, record.id) {
             // Verbose loads and rundown name the method; an unload only ends it.
             (_, 143) | (true, 144) => {
-                let namespace = text(Name::MethodNamespace).unwrap_or_default();
-                let method = text(Name::MethodName).unwrap_or_default();
+                let namespace = text(FactField::MethodNamespace).unwrap_or_default();
+                let method = text(FactField::MethodName).unwrap_or_default();
                 let name = if namespace.is_empty() { method } else { format!("{namespace}.{method}") };
-                Some(Fact::MethodLoaded { at, pid, start, size: u(Name::MethodSize)?, name, rundown })
+                Some(Fact::MethodLoaded { at, pid, start, size: u(FactField::MethodSize)?, name, rundown })
             }
             (false, 142 | 144) => Some(Fact::MethodUnloaded { at, pid, start }),
             _ => None,
