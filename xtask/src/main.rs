@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_info;
+mod bench_scale;
 mod bench_xpress;
 mod gen_layouts;
 mod hostile;
@@ -56,6 +57,8 @@ enum Task {
     Bench(bench::Args),
     /// `nettrail info` against dissect.etl's record walk, run in turns; median and ratio per trace.
     BenchInfo(bench_info::Args),
+    /// Every command's time, throughput and peak RSS on large inputs, next to the page-cache read speed.
+    BenchScale(bench_scale::Args),
     /// XPRESS decompression throughput on the corpus' compressed buffers, against a reference decoder.
     BenchXpress(bench_xpress::Args),
     /// Seed the `xpress` fuzz target with the corpus' compressed buffers.
@@ -100,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Bench(args) => bench::run(&args)?,
         Task::BenchInfo(args) => bench_info::run(&args)?,
+        Task::BenchScale(args) => bench_scale::run(&args)?,
         Task::BenchXpress(args) => bench_xpress::run(&args)?,
         Task::FuzzSeeds { output } => bench_xpress::write_fuzz_seeds(&output)?,
         Task::Hostile { output } => hostile::run(&output)?,
@@ -163,7 +167,7 @@ mod tests {
         let packed_trace = Trace::parse(&packed).unwrap();
         let packed_summary = Summary::compute(&packed_trace);
         assert!(packed_summary.errors.is_empty());
-        assert_eq!(packed_summary.compressed_buffers as u64, rounds * 128);
+        assert_eq!(packed_summary.compressed_buffers, rounds * 128);
         assert_eq!(packed_summary.events, 1 + rounds * 8923);
         assert!(rounds > 5, "{rounds} rounds of compressed buffers in 2 MiB");
         let mut stream = trace.events();
