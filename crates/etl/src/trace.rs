@@ -464,7 +464,7 @@ impl<'data> Trace<'data> {
     pub(crate) fn expanded(&self, info: &BufferInfo) -> Option<(&[u8], Option<Error>)> {
         let found = self.expanded.get(info).or_else(|| {
             let slot = self.expanded.buffers.get(info.index as usize)?;
-            if !self.expanded.reserve(info.header.filled as usize) {
+            if !self.expanded.reserve(info.header.filled as usize + xpress::SLACK) {
                 return None;
             }
             let mut bytes = Vec::new();
@@ -550,7 +550,8 @@ pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, limit: u32, out:
     if h.filled > limit {
         return Some(info.error(0x30, ErrorKind::OversizedBuffer { filled: h.filled, limit }));
     }
-    out.reserve(filled);
+    // Exactly what the decoder needs (kept buffers then hold no more than their bytes).
+    out.reserve(filled + xpress::SLACK);
     out.extend_from_slice(raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
     let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
     let expected = filled - BUFFER_HEADER_SIZE;

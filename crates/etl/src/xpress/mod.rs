@@ -17,6 +17,12 @@ pub struct DecompressError {
 
 mod fast;
 
+/// Spare capacity [`decompress_into`] needs past `limit` bytes of output (it
+/// writes whole words past the end before setting the length): a caller that
+/// reserves `limit + SLACK` gets no reallocation (a vector grown by doubling
+/// would otherwise hold twice the bytes it keeps).
+pub const SLACK: usize = fast::SLACK;
+
 /// Where a decoder is in a stream: what the fast loop hands on to the
 /// simple one when it nears either end.
 #[derive(Clone, Copy, Debug)]
