@@ -8,7 +8,7 @@ use std::io::Write;
 
 use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
 use nettrail_etl::{BufferSummary, FileTime, Note, Releaser, Summary, Trace};
-use nettrail_stacks::{BufferScan, Code};
+use nettrail_stacks::{BufferScan, Code, FrameTable};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
@@ -54,7 +54,10 @@ impl Facts {
 /// are read once for all three.
 fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverage, Code) {
     let every_process = |_| true;
-    let (summaries, (counters, scans)): (Vec<BufferSummary>, (Vec<CoverageCounter>, Vec<BufferScan<'_>>)) = trace
+    let shared = FrameTable::default();
+    // Buffers are folded together as they are read (in file order): one list
+    // of stack parts, not one per buffer (a long trace has 100 000s).
+    let folded: Option<(BufferSummary, (CoverageCounter, BufferScan<'_>))> = trace
         .buffers()
         .par_iter()
         .map_init(
@@ -62,8 +65,11 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
             |(scratch, cache, releaser), info| {
                 let mut summary = BufferSummary::new(info);
                 let mut coverage = CoverageCounter::default();
-                let mut scan =
-                    if names { BufferScan::new(&every_process) } else { BufferScan::counting(&every_process) };
+                let mut scan = if names {
+                    BufferScan::new(&every_process, &shared)
+                } else {
+                    BufferScan::counting(&every_process, &shared)
+                };
                 let mut values = Vec::new();
                 let contents = trace.contents(info, scratch);
                 for item in trace.records(info, &contents) {
@@ -87,13 +93,18 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                 if let Some(e) = contents.error {
                     summary.damaged(e);
                 }
+                scan.done();
                 releaser.done(info);
                 (summary, (coverage, scan))
             },
         )
-        .unzip();
+        .reduce_with(|(s1, (c1, b1)), (s2, (c2, b2))| (s1.merge(s2), (c1.merge(c2), b1.merge(b2))));
+    let (summaries, (counters, scans)) = match folded {
+        Some((s, (c, b))) => (Some(s), (Some(c), Some(b))),
+        None => (None, (None, None)),
+    };
     let (code, (summary, coverage)) = rayon::join(
-        || Code::join(scans, trace.pointer_size()),
+        || Code::join(scans, &shared, trace.pointer_size()),
         || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
     );
     (summary, coverage, code)
