@@ -1,17 +1,29 @@
-//! The XPRESS (plain LZ77) decompressor: never reads or writes out of bounds,
-//! never produces more than asked; and what the compressor packs, it unpacks.
+//! The XPRESS (plain LZ77) decompressor: the fast loop (the reader's one
+//! module with unchecked memory access) decodes exactly as the simple,
+//! checked loop — the same bytes, the same error at the same offset — on any
+//! stream and any limit; never produces more than asked; and what the
+//! compressor packs, it unpacks.
+//!
+//! Input: two bytes of limit (little-endian, times 4), then the stream. Seed
+//! it with the corpus' compressed buffers (`cargo xtask fuzz-seeds`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nettrail_etl::xpress::{compress, decompress_into};
+use nettrail_etl::xpress::{compress, decompress_into, decompress_simple};
 
 fuzz_target!(|data: &[u8]| {
-    let limit = data.first().map_or(0, |&b| usize::from(b) * 97);
-    let mut out = Vec::new();
-    let _ = decompress_into(data, limit, &mut out);
-    assert!(out.len() <= limit);
+    let (limit, stream) = match data {
+        [a, b, rest @ ..] => (usize::from(u16::from_le_bytes([*a, *b])) * 4, rest),
+        _ => (0, data),
+    };
+    let (mut fast, mut simple) = (b"kept".to_vec(), b"kept".to_vec());
+    let a = decompress_into(stream, limit, &mut fast);
+    let b = decompress_simple(stream, limit, &mut simple);
+    assert_eq!(a, b);
+    assert!(fast == simple, "the fast loop decoded other bytes");
+    assert!(fast.len() <= limit + 4);
 
-    let packed = compress(data);
+    let packed = compress(stream);
     let mut round = Vec::new();
-    decompress_into(&packed, data.len(), &mut round).expect("own output decodes");
-    assert_eq!(round, data);
+    decompress_into(&packed, stream.len(), &mut round).expect("own output decodes");
+    assert_eq!(round, stream);
 });

@@ -26,13 +26,7 @@ pub struct Args {
     compare: PathBuf,
 }
 
-/// dissect.etl reading every record (it parses each record's header).
-const DISSECT_WALK: &str = "
-import sys
-from dissect.etl.etl import ETL
-with open(sys.argv[1], 'rb') as f:
-    print(sum(1 for _ in ETL(f)))
-";
+use crate::bench_info::DISSECT_WALK;
 
 /// dissect.etl producing what `nettrail dump` prints from each record's header.
 const DISSECT_JSONL: &str = "
@@ -48,7 +42,7 @@ with open(sys.argv[1], 'rb') as f:
         }) + '\\n')
 ";
 
-fn nettrail_binary() -> anyhow::Result<PathBuf> {
+pub fn nettrail_binary() -> anyhow::Result<PathBuf> {
     let status = Command::new("cargo").args(["build", "--release", "--quiet", "-p", "nettrail"]).status()?;
     if !status.success() {
         bail!("building nettrail failed");
@@ -140,6 +134,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         crate::make_bench_input(
             Path::new("../shared/corpus/perfview__net.4.5.x86.PerfViewData.etl"),
             1024,
+            false,
             &args.input,
         )?;
     }
@@ -174,7 +169,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // The network model on a network-heavy gigabyte.
     if !args.network_input.exists() {
-        crate::make_bench_input(Path::new("../shared/corpus/tx__KernelNetwork.etl"), 1024, &args.network_input)?;
+        crate::make_bench_input(Path::new("../shared/corpus/tx__KernelNetwork.etl"), 1024, false, &args.network_input)?;
     }
     let runs = args.runs;
     timed_with_peak_rss(

@@ -3,6 +3,9 @@
 //! provider layouts. Nothing here ships in the `nettrail` binary.
 
 mod bench;
+mod bench_info;
+mod bench_scale;
+mod bench_xpress;
 mod gen_layouts;
 mod hostile;
 mod repeat;
@@ -44,11 +47,25 @@ enum Task {
         /// Size to reach, in MiB.
         #[arg(long, default_value_t = 1024)]
         mib: u64,
+        /// Compress every buffer (XPRESS, as WPR writes traces).
+        #[arg(long)]
+        compress: bool,
         #[arg(default_value = "target/bench/net-1g.etl")]
         output: PathBuf,
     },
     /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
     Bench(bench::Args),
+    /// `nettrail info` against dissect.etl's record walk, run in turns; median and ratio per trace.
+    BenchInfo(bench_info::Args),
+    /// Every command's time, throughput and peak RSS on large inputs, next to the page-cache read speed.
+    BenchScale(bench_scale::Args),
+    /// XPRESS decompression throughput on the corpus' compressed buffers, against a reference decoder.
+    BenchXpress(bench_xpress::Args),
+    /// Seed the `xpress` fuzz target with the corpus' compressed buffers.
+    FuzzSeeds {
+        #[arg(default_value = "fuzz/corpus/xpress")]
+        output: PathBuf,
+    },
     /// Write one file per class of hostile input (seeds for the fuzzers, traces to try by hand).
     Hostile {
         #[arg(default_value = "target/hostile")]
@@ -84,10 +101,14 @@ fn main() -> anyhow::Result<()> {
             eprintln!("wrote {}", output.display());
         }
         Task::Synth { name, output, list } => synth::run(name.as_deref(), output.as_deref(), list)?,
-        Task::BenchInput { from, mib, output } => {
-            make_bench_input(&from, mib, &output)?;
+        Task::BenchInput { from, mib, compress, output } => {
+            make_bench_input(&from, mib, compress, &output)?;
         }
         Task::Bench(args) => bench::run(&args)?,
+        Task::BenchInfo(args) => bench_info::run(&args)?,
+        Task::BenchScale(args) => bench_scale::run(&args)?,
+        Task::BenchXpress(args) => bench_xpress::run(&args)?,
+        Task::FuzzSeeds { output } => bench_xpress::write_fuzz_seeds(&output)?,
         Task::Hostile { output } => hostile::run(&output)?,
         Task::GenLayouts { jdu, repnz, msquic, reference, layouts, synth } => gen_layouts::run(
             &gen_layouts::Inputs { jdu, repnz, msquic, reference },
@@ -97,14 +118,19 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn make_bench_input(from: &std::path::Path, mib: u64, output: &std::path::Path) -> anyhow::Result<()> {
+pub fn make_bench_input(
+    from: &std::path::Path,
+    mib: u64,
+    compress: bool,
+    output: &std::path::Path,
+) -> anyhow::Result<()> {
     let source = std::fs::read(from).with_context(|| from.display().to_string())?;
     if let Some(dir) = output.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let file = std::fs::File::create(output).with_context(|| output.display().to_string())?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let rounds = repeat::repeat(&source, mib << 20, &mut out)?;
+    let rounds = repeat::repeat(&source, mib << 20, compress, &mut out)?;
     std::io::Write::flush(&mut out)?;
     eprintln!("wrote {} ({rounds} rounds of {})", output.display(), from.display());
     Ok(())
@@ -133,12 +159,21 @@ mod tests {
     fn repeated_buffers_read_as_one_long_trace() {
         let source = std::fs::read(nettrail_testkit::corpus_file("tx__KernelNetwork.etl")).unwrap();
         let mut out = Vec::new();
-        let rounds = super::repeat::repeat(&source, 5 << 20, &mut out).unwrap();
+        let rounds = super::repeat::repeat(&source, 5 << 20, false, &mut out).unwrap();
         assert_eq!(rounds, 5);
         let trace = Trace::parse(&out).unwrap();
         let summary = Summary::compute(&trace);
         assert!(summary.errors.is_empty());
         assert_eq!(summary.events, 1 + 5 * 8923);
+        // Compressed, the same events in fewer bytes.
+        let mut packed = Vec::new();
+        let rounds = super::repeat::repeat(&source, 2 << 20, true, &mut packed).unwrap();
+        let packed_trace = Trace::parse(&packed).unwrap();
+        let packed_summary = Summary::compute(&packed_trace);
+        assert!(packed_summary.errors.is_empty());
+        assert_eq!(packed_summary.compressed_buffers, rounds * 128);
+        assert_eq!(packed_summary.events, 1 + rounds * 8923);
+        assert!(rounds > 5, "{rounds} rounds of compressed buffers in 2 MiB");
         let mut stream = trace.events();
         let mut last = 0;
         let mut n = 0;

@@ -1,8 +1,9 @@
 //! A long benchmark trace made of a real trace's buffers: every data buffer is
 //! written again and again, each round with its timestamps shifted past the
 //! previous round, so the result reads like one long session (same providers,
-//! same record mix, time order intact). Compressed source buffers are written
-//! decompressed.
+//! same record mix, time order intact). Buffers are written uncompressed, or
+//! each compressed again after its timestamps moved (`compress`: XPRESS, as
+//! WPR writes them).
 
 use std::io::Write;
 
@@ -10,6 +11,7 @@ use anyhow::{Context, bail};
 use nettrail_etl::buffer::{BUFFER_HEADER_SIZE, BufferFlags};
 use nettrail_etl::record::timestamp_offset;
 use nettrail_etl::{Summary, Trace};
+use rayon::prelude::*;
 
 /// Where, in one buffer image, timestamps sit that must move with the round.
 struct Template {
@@ -23,7 +25,7 @@ fn names_an_event_by_time(hook: nettrail_etl::record::KernelHook) -> bool {
     hook.group == 0x18 && matches!(hook.opcode, 32 | 37 | 38)
 }
 
-fn templates(trace: &Trace<'_>) -> anyhow::Result<Vec<Template>> {
+fn templates(trace: &Trace<'_>, compress: bool) -> anyhow::Result<Vec<Template>> {
     let logical = trace.header().buffer_size as usize;
     let mut out = Vec::new();
     let mut scratch = Vec::new();
@@ -33,7 +35,9 @@ fn templates(trace: &Trace<'_>) -> anyhow::Result<Vec<Template>> {
             bail!("the source trace is damaged: {e}");
         }
         let mut image = contents.bytes.to_vec();
-        image.resize(logical.max(image.len()), 0xFF);
+        if !compress {
+            image.resize(logical.max(image.len()), 0xFF);
+        }
         let mut offsets = vec![0x10]; // the buffer's own flush time
         for record in trace.records(info, &contents) {
             let (at, record) = record?;
@@ -44,8 +48,10 @@ fn templates(trace: &Trace<'_>) -> anyhow::Result<Vec<Template>> {
                 offsets.push(payload_at);
             }
         }
-        // Written uncompressed: the buffer is its logical size again.
+        // Uncompressed, the buffer is its logical size again; compressed,
+        // its size is set once it is packed.
         let flags = u16::from_le_bytes([image[0x34], image[0x35]]) & !BufferFlags::COMPRESSED;
+        let flags = if compress { flags | BufferFlags::COMPRESSED } else { flags };
         image[0x34..0x36].copy_from_slice(&flags.to_le_bytes());
         let size = image.len() as u32;
         image[0..4].copy_from_slice(&size.to_le_bytes());
@@ -61,8 +67,31 @@ fn shift_u64(image: &mut [u8], at: usize, by: u64) {
     }
 }
 
-/// Writes `source` repeated until at least `target_bytes`; returns the rounds written.
-pub fn repeat(source: &[u8], target_bytes: u64, out: &mut impl Write) -> anyhow::Result<u64> {
+/// One round's buffers: the templates with their timestamps moved `by`,
+/// each compressed if the round is.
+fn round(templates: &[Template], by: u64, compress: bool) -> Vec<Vec<u8>> {
+    templates
+        .par_iter()
+        .map(|t| {
+            let mut image = t.image.clone();
+            for &at in &t.offsets {
+                shift_u64(&mut image, at, by);
+            }
+            if compress {
+                let packed = nettrail_etl::xpress::compress(&image[BUFFER_HEADER_SIZE..]);
+                image.truncate(BUFFER_HEADER_SIZE);
+                image.extend_from_slice(&packed);
+                let size = image.len() as u32;
+                image[0..4].copy_from_slice(&size.to_le_bytes());
+            }
+            image
+        })
+        .collect()
+}
+
+/// Writes `source` repeated until at least `target_bytes`, every buffer
+/// compressed or not; returns the rounds written.
+pub fn repeat(source: &[u8], target_bytes: u64, compress: bool, out: &mut impl Write) -> anyhow::Result<u64> {
     let trace = Trace::parse(source).context("reading the source trace")?;
     let summary = Summary::compute(&trace);
     let (Some(first), Some(last)) = (summary.first_timestamp, summary.last_timestamp) else {
@@ -71,8 +100,9 @@ pub fn repeat(source: &[u8], target_bytes: u64, out: &mut impl Write) -> anyhow:
     // One second of session clock between rounds.
     let gap = u64::try_from(trace.clock().frequency()).unwrap_or(10_000_000);
     let period = last - first + gap;
-    let templates = templates(&trace)?;
-    let per_round: u64 = templates.iter().map(|t| t.image.len() as u64).sum();
+    let templates = templates(&trace, compress)?;
+    let first_round = round(&templates, 0, compress);
+    let per_round: u64 = first_round.iter().map(|b| b.len() as u64).sum();
     if per_round == 0 {
         bail!("the source trace has only its header buffer");
     }
@@ -85,15 +115,16 @@ pub fn repeat(source: &[u8], target_bytes: u64, out: &mut impl Write) -> anyhow:
     let end_shift = (ticks * 10_000_000 / trace.clock().frequency().max(1) as u128) as u64;
     shift_u64(&mut header_image, end_time_at, end_shift);
     out.write_all(&header_image)?;
-    let mut image = Vec::new();
-    for round in 0..rounds {
-        let by = period * round;
-        for t in &templates {
-            image.clone_from(&t.image);
-            for &at in &t.offsets {
-                shift_u64(&mut image, at, by);
-            }
-            out.write_all(&image)?;
+    let mut buffers = first_round;
+    for r in 0..rounds {
+        if r > 0 {
+            buffers = round(&templates, period * r, compress);
+        }
+        for b in &buffers {
+            out.write_all(b)?;
+        }
+        if compress && r % 64 == 63 {
+            eprint!("\rround {} of {rounds}", r + 1);
         }
     }
     Ok(rounds)

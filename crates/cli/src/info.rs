@@ -33,7 +33,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let trace = crate::parse(&args.trace, &file)?;
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
     let _ = quiet; // counting runs at memory speed; it needs no progress line
-    let facts = Facts::of(&args.trace, &trace, &schemas);
+    let facts = Facts::counted(&args.trace, &trace, &schemas);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {

@@ -210,10 +210,34 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
 /// JSON escaping, plus `\uXXXX` for the characters a terminal acts on
 /// ([`crate::safe_text::needs_escape`]) that JSON itself allows raw: DEL,
 /// C1 controls, bidirectional controls, line and paragraph separators.
+/// Whether any of the 8 bytes of `w` may need escaping in JSON: a control
+/// character, `"`, `\\`, DEL, or any byte of a multi-byte character (the
+/// lead bytes of those to check among them).
+fn may_need_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    below_space
+        | zero_byte(w ^ (ONES * u64::from(b'"')))
+        | zero_byte(w ^ (ONES * u64::from(b'\\')))
+        | zero_byte(w ^ (ONES * 0x7F))
+        | (w & HIGHS)
+        != 0
+}
+
 fn json_escaped(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    // Plain text (most of it) is skipped 8 bytes at a time.
+    let mut plain = 0;
+    while let Some(word) = bytes.get(plain..plain + 8) {
+        if may_need_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+            break;
+        }
+        plain += 8;
+    }
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &b) in bytes.iter().enumerate().skip(plain) {
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -341,6 +365,37 @@ pub fn braced_guid(g: &Guid) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_escaping_skips_plain_text_and_escapes_the_rest_wherever_it_is() {
+        // The same as one character at a time, whatever the position in an 8-byte word.
+        let reference = |s: &str| {
+            let mut out = String::new();
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c if c as u32 >= 0x80 && crate::safe_text::needs_escape(c) => {
+                        out.push_str(&format!("\\u{:04x}", c as u32))
+                    }
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        for special in ["\"", "\\", "\n", "\u{1}", "\u{7f}", "é", "\u{202e}", "\u{85}", "日本"] {
+            for at in 0..20 {
+                let s = format!("{}{special}{}", "a".repeat(at), "b".repeat(20 - at));
+                let mut out = Vec::new();
+                super::json_escaped(&mut out, &s);
+                assert_eq!(String::from_utf8(out).unwrap(), reference(&s), "{s:?}");
+            }
+        }
+    }
+
     use super::*;
 
     fn field(t: InType, o: OutType) -> Field {

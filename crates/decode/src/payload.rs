@@ -106,6 +106,62 @@ pub fn decode<'a>(
     Ok(cursor.pos)
 }
 
+/// The bytes `fields` take when that does not depend on the payload (every
+/// field of a fixed size, arrays of a fixed count): then a payload decodes if
+/// and only if it holds that many bytes, and [`decode`] need not walk it to
+/// say so. `None` for layouts with strings, lengths or counts read from the
+/// payload, SIDs.
+pub fn fixed_size(fields: &[Field], pointer_size: u8) -> Option<usize> {
+    let mut total = 0usize;
+    for field in fields {
+        let one = match field.in_type {
+            InType::Null => 0,
+            InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
+            InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
+            InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
+            InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
+            InType::Pointer | InType::SizeT => {
+                if pointer_size == 4 {
+                    4
+                } else {
+                    8
+                }
+            }
+            InType::Guid | InType::SystemTime => 16,
+            InType::UnicodeString => match field.length {
+                Some(Len::Fixed(chars)) => 2 * chars as usize,
+                _ => return None,
+            },
+            InType::AnsiString => match field.length {
+                Some(Len::Fixed(n)) => n as usize,
+                _ => return None,
+            },
+            InType::Binary => match field.length {
+                Some(Len::Fixed(n)) => n as usize,
+                None if field.out_type == OutType::Ipv6 => 16,
+                _ => return None,
+            },
+            InType::Struct => fixed_size(&field.members, pointer_size)?,
+            _ => return None,
+        };
+        // A length that does not apply to the in-type (numbers) is read from
+        // the payload only for strings and binary, handled above.
+        if !matches!(field.in_type, InType::UnicodeString | InType::AnsiString | InType::Binary)
+            && !matches!(field.length, None | Some(Len::Fixed(_)))
+        {
+            return None;
+        }
+        let count = match field.count {
+            None => 1,
+            // An array of elements that take no bytes fails at the payload's end.
+            Some(Len::Fixed(n)) if one > 0 || n == 0 => n as usize,
+            Some(_) => return None,
+        };
+        total = total.checked_add(one.checked_mul(count)?)?;
+    }
+    Some(total)
+}
+
 fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a>>) -> Result<(), DecodeError> {
     let base = out.len();
     for field in fields {
@@ -303,6 +359,31 @@ mod tests {
         assert_eq!(out[3].as_str().unwrap(), "hi");
         assert_eq!(out[4].as_str().unwrap(), "z");
         assert_eq!(out[5].as_str().unwrap(), "ansi");
+    }
+
+    #[test]
+    fn a_fixed_layout_decodes_exactly_when_the_payload_holds_its_size() {
+        let mut name = f("Name", InType::UnicodeString);
+        name.length = Some(Len::Fixed(3));
+        let mut pair = f("Pair", InType::Struct);
+        pair.members = vec![f("A", InType::UInt16), f("B", InType::Pointer)];
+        pair.count = Some(Len::Fixed(2));
+        let fields = [f("P", InType::Pointer), f("G", InType::Guid), name, pair, f("T", InType::FileTime)];
+        for pointer_size in [4u8, 8] {
+            let size = fixed_size(&fields, pointer_size).unwrap();
+            assert_eq!(size, usize::from(pointer_size) + 16 + 6 + 2 * (2 + usize::from(pointer_size)) + 8);
+            for len in [0, 1, size - 1, size, size + 1, size + 9] {
+                let mut out = Vec::new();
+                assert_eq!(decode(&fields, &vec![7; len], pointer_size, &mut out).is_ok(), len >= size, "{len}");
+            }
+        }
+        // Sizes read from the payload: not fixed.
+        let mut counted = f("Items", InType::UInt32);
+        counted.count = Some(Len::Field(0));
+        assert_eq!(fixed_size(&[f("N", InType::UInt32), counted], 8), None);
+        assert_eq!(fixed_size(&[f("S", InType::UnicodeString)], 8), None);
+        assert_eq!(fixed_size(&[f("B", InType::Binary)], 8), None);
+        assert_eq!(fixed_size(&[f("S", InType::Sid)], 8), None);
     }
 
     #[test]

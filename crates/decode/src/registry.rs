@@ -109,13 +109,14 @@ struct Resolved {
     versions: FastMap<(Guid, u16), Vec<u8>>,
 }
 
-/// The last few schema lookups of one worker. Only records whose schema
-/// depends on nothing but their key are cached (not TraceLogging events,
-/// whose metadata travels with them; not string-only events).
+/// Recent schema lookups of one worker, one slot per hash of the key (a
+/// trace mixes dozens of kinds of event; a lookup that misses here hashes
+/// the key in several tables). Only records whose schema depends on nothing
+/// but their key are cached (not TraceLogging events, whose metadata travels
+/// with them; not string-only events).
 #[derive(Debug, Default)]
 pub struct LookupCache {
-    entries: [Option<(SchemaKey, Lookup)>; 4],
-    next: usize,
+    entries: [Option<(SchemaKey, Lookup)>; 32],
     /// The last lookup that could not be cached.
     uncached: Option<Lookup>,
 }
@@ -133,17 +134,30 @@ impl LookupCache {
         Schemas::key_of(record)
     }
 
-    fn position(&self, key: &SchemaKey) -> Option<usize> {
-        self.entries.iter().position(|e| e.as_ref().is_some_and(|(k, _)| k == key))
+    /// The key's slot: a multiplicative hash of its fields.
+    fn slot(key: &SchemaKey) -> usize {
+        let (guid, event, version) = match *key {
+            SchemaKey::Manifest { provider, id, version } => (provider, u64::from(id), version),
+            SchemaKey::Classic { class, opcode, version } => (class, 0x1_0000 | u64::from(opcode), version),
+        };
+        let mixed = u64::from(guid.data1)
+            ^ u64::from(guid.data2) << 32
+            ^ u64::from(guid.data3) << 48
+            ^ u64::from_le_bytes(guid.data4).rotate_left(23)
+            ^ event << 8
+            ^ u64::from(version);
+        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as usize
     }
 
-    /// Stores a lookup, replacing the oldest; returns its slot.
+    fn position(&self, key: &SchemaKey) -> Option<usize> {
+        let slot = LookupCache::slot(key);
+        self.entries[slot].as_ref().is_some_and(|(k, _)| k == key).then_some(slot)
+    }
+
+    /// Stores a lookup in its key's slot; returns the slot.
     fn put(&mut self, key: SchemaKey, value: Lookup) -> usize {
-        let slot = self.next;
-        if let Some(entry) = self.entries.get_mut(slot) {
-            *entry = Some((key, value));
-        }
-        self.next = (self.next + 1) % self.entries.len();
+        let slot = LookupCache::slot(&key);
+        self.entries[slot] = Some((key, value));
         slot
     }
 
@@ -257,23 +271,14 @@ impl Schemas {
         self.resolved.take();
     }
 
-    /// The merged table: where sources know the same key, the first in
-    /// priority order wins.
+    /// The merged table of the sources other than the built-in layouts:
+    /// where they know the same key, the first in priority order wins. The
+    /// built-in layouts come last, looked up per provider ([`BuiltIn::of`]:
+    /// parsed only for providers a trace has).
     fn resolved(&self) -> &Resolved {
         self.resolved.get_or_init(|| {
-            let built_in = BuiltIn::get();
             let mut r = Resolved::default();
             // Lowest priority first, so that higher ones overwrite.
-            r.events.extend(built_in.events.iter().map(|(k, v)| (*k, v.clone())));
-            if let Some(build) = self.build {
-                for key in built_in.by_build.keys() {
-                    match built_in.for_build(key, build) {
-                        Some(s) => r.events.insert(*key, s.clone()),
-                        None => r.events.remove(key),
-                    };
-                }
-            }
-            r.providers.extend(built_in.providers.iter().map(|(k, v)| (*k, v.clone())));
             for set in [&self.manifests, &self.event_source, &self.embedded] {
                 r.events.extend(set.events.iter().map(|(k, v)| (*k, v.clone())));
                 r.providers.extend(set.providers.iter().map(|(k, v)| (*k, v.clone())));
@@ -288,6 +293,11 @@ impl Schemas {
             }
             r
         })
+    }
+
+    /// The built-in layout of a key, for the trace's build.
+    fn built_in(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
+        BuiltIn::of(&key.guid())?.layout(key, self.build).cloned()
     }
 
     /// The key a record is looked up by; `None` for WPP messages.
@@ -311,7 +321,7 @@ impl Schemas {
     }
 
     fn exact(&self, key: &SchemaKey) -> Option<Arc<EventSchema>> {
-        self.resolved().events.get(key).cloned()
+        self.resolved().events.get(key).cloned().or_else(|| self.built_in(key))
     }
 
     /// The schema for a key: exact, else, for a version no source knows, the
@@ -326,12 +336,17 @@ impl Schemas {
         }
         match *key {
             SchemaKey::Manifest { provider, id, version } => {
-                let resolved = self.resolved();
-                let versions = resolved.versions.get(&(provider, id))?;
+                // The versions every source knows of the event.
+                let mut versions = self.resolved().versions.get(&(provider, id)).cloned().unwrap_or_default();
+                if let Some(built_in) = BuiltIn::of(&provider) {
+                    versions.extend(built_in.versions(provider, id, self.build));
+                    versions.sort_unstable();
+                    versions.dedup();
+                }
                 let lower = versions.iter().rev().find(|v| **v < version)?;
-                let schemas: Vec<&Arc<EventSchema>> = versions
+                let schemas: Vec<Arc<EventSchema>> = versions
                     .iter()
-                    .filter_map(|v| resolved.events.get(&SchemaKey::Manifest { provider, id, version: *v }))
+                    .filter_map(|v| self.exact(&SchemaKey::Manifest { provider, id, version: *v }))
                     .collect();
                 let appended = schemas.len() >= 2 && schemas.windows(2).all(|w| extends(&w[1].fields, &w[0].fields));
                 if !appended {
@@ -348,12 +363,12 @@ impl Schemas {
 
     /// The provider's names, from any source.
     pub fn provider(&self, guid: &Guid) -> Option<Arc<ProviderInfo>> {
-        self.resolved().providers.get(guid).cloned()
+        self.resolved().providers.get(guid).cloned().or_else(|| BuiltIn::of(guid)?.providers.get(guid).cloned())
     }
 
     fn knows_provider(&self, key: &SchemaKey) -> bool {
-        let (SchemaKey::Manifest { provider: guid, .. } | SchemaKey::Classic { class: guid, .. }) = key;
-        self.resolved().providers.contains_key(guid)
+        let guid = key.guid();
+        self.resolved().providers.contains_key(&guid) || BuiltIn::knows(&guid)
     }
 
     fn tracelogging_schema(&self, record: &Record<'_>, metadata: &[u8]) -> Result<Arc<EventSchema>, Undecoded> {
@@ -515,14 +530,32 @@ impl Schemas {
     /// [`Schemas::decode`], remembering recent lookups in `cache` (one per
     /// worker): events come in runs of a few kinds, and most lookups repeat.
     /// The schema is lent from the cache, so a hit touches nothing shared.
-    pub fn decode_cached<'c, 'a>(
+    /// Whether an event decodes, as [`Schemas::decode_cached`] says it, for
+    /// counting (`nettrail info`): where the schema's layout has a fixed size
+    /// ([`payload::fixed_size`]), the payload's length says it without
+    /// decoding; else it is decoded into `values`. `values` is cleared first.
+    pub fn check_cached<'c, 'a>(
         &self,
         cache: &'c mut LookupCache,
         record: &Record<'a>,
         values: &mut Vec<Value<'a>>,
     ) -> Result<&'c Arc<EventSchema>, Undecoded> {
         values.clear();
-        let slot = match LookupCache::key(record) {
+        let slot = self.lookup_cached(cache, record);
+        let schema = cache.result(slot).map_err(Clone::clone)?;
+        match payload::fixed_size(&schema.fields, record.pointer_size) {
+            Some(size) if record.payload.len() >= size => Ok(schema),
+            _ => {
+                payload::decode(&schema.fields, record.payload, record.pointer_size, values)
+                    .map_err(Undecoded::PayloadMismatch)?;
+                Ok(schema)
+            }
+        }
+    }
+
+    /// The slot of `cache` holding the record's schema lookup, looked up if need be.
+    fn lookup_cached(&self, cache: &mut LookupCache, record: &Record<'_>) -> usize {
+        match LookupCache::key(record) {
             Some(key) => match cache.position(&key) {
                 Some(i) => i,
                 None => cache.put(key, self.schema_of(record)),
@@ -531,7 +564,17 @@ impl Schemas {
                 cache.uncached = Some(self.schema_of(record));
                 LookupCache::UNCACHED
             }
-        };
+        }
+    }
+
+    pub fn decode_cached<'c, 'a>(
+        &self,
+        cache: &'c mut LookupCache,
+        record: &Record<'a>,
+        values: &mut Vec<Value<'a>>,
+    ) -> Result<&'c Arc<EventSchema>, Undecoded> {
+        values.clear();
+        let slot = self.lookup_cached(cache, record);
         let schema = cache.result(slot).map_err(Clone::clone)?;
         payload::decode(&schema.fields, record.payload, record.pointer_size, values)
             .map_err(Undecoded::PayloadMismatch)?;

@@ -234,3 +234,13 @@ pub enum SchemaKey {
     Manifest { provider: Guid, id: u16, version: u8 },
     Classic { class: Guid, opcode: u8, version: u8 },
 }
+
+impl SchemaKey {
+    /// The provider or kernel event class the key belongs to.
+    pub fn guid(&self) -> Guid {
+        match *self {
+            SchemaKey::Manifest { provider, .. } => provider,
+            SchemaKey::Classic { class, .. } => class,
+        }
+    }
+}

@@ -64,15 +64,16 @@ pub struct EventRef {
     pub timestamp: u64,
 }
 
-enum BufferBytes<'d> {
-    File(&'d [u8]),
+enum BufferBytes<'t> {
+    /// A slice of the file, or of a buffer the trace keeps decompressed.
+    Borrowed(&'t [u8]),
     Decompressed(Vec<u8>),
 }
 
 impl BufferBytes<'_> {
     fn bytes(&self) -> &[u8] {
         match self {
-            BufferBytes::File(b) => b,
+            BufferBytes::Borrowed(b) => b,
             BufferBytes::Decompressed(v) => v,
         }
     }
@@ -80,22 +81,24 @@ impl BufferBytes<'_> {
 
 /// A buffer the merge has loaded: its bytes, its records' (timestamp,
 /// offset) in time order, and the errors to report after its last record.
-struct LoadedBuffer<'d> {
+struct LoadedBuffer<'t> {
     info: BufferInfo,
-    bytes: BufferBytes<'d>,
+    bytes: BufferBytes<'t>,
     index: Vec<(u64, u32)>,
     next: usize,
     errors: Vec<Error>,
 }
 
-fn load<'d>(trace: &Trace<'d>, info: &BufferInfo) -> LoadedBuffer<'d> {
-    let (bytes, contents_error) = if info.header.is_compressed() {
+fn load<'t>(trace: &'t Trace<'_>, info: &BufferInfo) -> LoadedBuffer<'t> {
+    let (bytes, contents_error) = if !info.header.is_compressed() {
+        let contents = uncompressed_contents(trace.data(), info);
+        (BufferBytes::Borrowed(contents.bytes), contents.error)
+    } else if let Some((bytes, error)) = trace.expanded(info) {
+        (BufferBytes::Borrowed(bytes), error)
+    } else {
         let mut out = Vec::new();
         let error = decompress_buffer(trace.data(), info, trace.session().buffer_size, &mut out);
         (BufferBytes::Decompressed(out), error)
-    } else {
-        let contents = uncompressed_contents(trace.data(), info);
-        (BufferBytes::File(contents.bytes), contents.error)
     };
     let mut index = Vec::new();
     let mut errors = Vec::new();
@@ -138,7 +141,7 @@ pub struct EventStream<'t, 'd> {
     /// (timestamp of the buffer's next record, position in `order`).
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     /// Loaded buffers by position in `order`.
-    slots: Vec<Option<LoadedBuffer<'d>>>,
+    slots: Vec<Option<LoadedBuffer<'t>>>,
     /// Buffers whose last record was handed out; freed on the next advance.
     retired: Vec<u32>,
     /// Pages of finished buffers go back to the OS (for a trace opened from a file).
@@ -213,7 +216,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
         }
         let trace = self.trace;
         let infos: Vec<(usize, &BufferInfo)> = batch.iter().filter_map(|&p| Some((p, self.info(p)?))).collect();
-        let loaded: Vec<(usize, LoadedBuffer<'d>)> = if infos.len() > 1 {
+        let loaded: Vec<(usize, LoadedBuffer<'t>)> = if infos.len() > 1 {
             infos.par_iter().map(|&(p, info)| (p, load(trace, info))).collect()
         } else {
             infos.iter().map(|&(p, info)| (p, load(trace, info))).collect()

@@ -81,6 +81,48 @@ pub struct Trace<'data> {
     /// buffers, buffers missing from the file. In file order.
     damage: Vec<Error>,
     notes: Vec<Note>,
+    /// Compressed buffers as one reading decompressed them, for the next.
+    expanded: Expanded,
+}
+
+/// Decompressed buffers kept between the passes of one command (a command
+/// reads a trace two or three times: its metadata, the stacks or the
+/// counts, the merge), up to [`Expanded::KEEP`] bytes: a compressed trace
+/// of up to ~16 MB is decompressed once, a larger one again past that.
+struct Expanded {
+    /// By buffer index: the buffer's bytes and the error that cut them short.
+    buffers: Vec<std::sync::OnceLock<(Vec<u8>, Option<Error>)>>,
+    kept: std::sync::atomic::AtomicUsize,
+}
+
+impl Expanded {
+    /// The most decompressed bytes kept.
+    const KEEP: usize = 64 << 20;
+
+    fn new(buffers: usize) -> Expanded {
+        Expanded { buffers: (0..buffers).map(|_| std::sync::OnceLock::new()).collect(), kept: 0.into() }
+    }
+
+    fn get(&self, info: &BufferInfo) -> Option<&(Vec<u8>, Option<Error>)> {
+        self.buffers.get(info.index as usize)?.get()
+    }
+
+    /// Room for `bytes` more, taken if there is.
+    fn reserve(&self, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        let before = self.kept.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) <= Expanded::KEEP {
+            return true;
+        }
+        self.kept.fetch_sub(bytes, Ordering::Relaxed);
+        false
+    }
+}
+
+impl std::fmt::Debug for Expanded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expanded").field("kept", &self.kept).finish()
+    }
 }
 
 /// Something about the file worth saying that is not damage.
@@ -334,7 +376,20 @@ impl<'data> Trace<'data> {
         } else if (header.buffers_written < found && !circular) || header.end_time == 0 {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
-        Ok(Trace { data, file, header, header_timestamp, clock, pointer_size, session, buffers, damage, notes })
+        let expanded = Expanded::new(buffers.len());
+        Ok(Trace {
+            data,
+            file,
+            header,
+            header_timestamp,
+            clock,
+            pointer_size,
+            session,
+            buffers,
+            damage,
+            notes,
+            expanded,
+        })
     }
 
     /// Tells the OS these bytes will not be read again soon (only for a
@@ -391,9 +446,32 @@ impl<'data> Trace<'data> {
         self.session
     }
 
-    /// The bytes of a buffer, decompressing into `scratch` if it is compressed.
+    /// The bytes of a buffer, decompressing into `scratch` if it is
+    /// compressed (or keeping them for the next reader, while there is room).
     pub fn contents<'s>(&'s self, info: &BufferInfo, scratch: &'s mut Vec<u8>) -> BufferContents<'s> {
-        buffer_contents(self.data, info, self.session.buffer_size, scratch)
+        if !info.header.is_compressed() {
+            return uncompressed_contents(self.data, info);
+        }
+        match self.expanded(info) {
+            Some((bytes, error)) => BufferContents { bytes, error },
+            None => buffer_contents(self.data, info, self.session.buffer_size, scratch),
+        }
+    }
+
+    /// A compressed buffer's bytes and the error that cut them short, from
+    /// an earlier reading or decompressed now if they can be kept; `None`
+    /// when they cannot (the reader decompresses them itself).
+    pub(crate) fn expanded(&self, info: &BufferInfo) -> Option<(&[u8], Option<Error>)> {
+        let found = self.expanded.get(info).or_else(|| {
+            let slot = self.expanded.buffers.get(info.index as usize)?;
+            if !self.expanded.reserve(info.header.filled as usize + xpress::SLACK) {
+                return None;
+            }
+            let mut bytes = Vec::new();
+            let error = decompress_buffer(self.data, info, self.session.buffer_size, &mut bytes);
+            Some(slot.get_or_init(|| (bytes, error)))
+        })?;
+        Some((&found.0, found.1.clone()))
     }
 
     /// The records of a buffer's contents, in file order.
@@ -472,7 +550,8 @@ pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, limit: u32, out:
     if h.filled > limit {
         return Some(info.error(0x30, ErrorKind::OversizedBuffer { filled: h.filled, limit }));
     }
-    out.reserve(filled);
+    // Exactly what the decoder needs (kept buffers then hold no more than their bytes).
+    out.reserve(filled + xpress::SLACK);
     out.extend_from_slice(raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
     let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
     let expected = filled - BUFFER_HEADER_SIZE;

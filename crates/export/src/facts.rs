@@ -8,7 +8,7 @@ use std::io::Write;
 
 use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
 use nettrail_etl::{BufferSummary, FileTime, Note, Releaser, Summary, Trace};
-use nettrail_stacks::{BufferScan, Code};
+use nettrail_stacks::{BufferScan, Code, FrameTable};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
@@ -25,7 +25,19 @@ impl Facts {
     /// Reads every record once (in parallel) for the counts, what decodes,
     /// and the stacks and modules. `path` names the file in the document.
     pub fn of(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas) -> Facts {
-        let (summary, coverage, code) = count(trace, schemas);
+        Facts::gather(path, trace, schemas, true)
+    }
+
+    /// [`Facts::of`] for the document alone (`nettrail info`): modules and
+    /// methods are counted without reading their paths and names, which the
+    /// document does not show (a third of the work on a PerfView trace's
+    /// CLR method events).
+    pub fn counted(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas) -> Facts {
+        Facts::gather(path, trace, schemas, false)
+    }
+
+    fn gather(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas, names: bool) -> Facts {
+        let (summary, coverage, code) = count(trace, schemas, names);
         let mut document = report(path, trace, &summary, &coverage, schemas);
         add_code(&mut document, &summary, &code);
         Facts { document, summary, code }
@@ -40,9 +52,12 @@ impl Facts {
 /// The summary, what decodes, and the stacks and modules, from one parallel
 /// pass over the buffers: reading the records is most of the cost, so they
 /// are read once for all three.
-fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
+fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverage, Code) {
     let every_process = |_| true;
-    let (summaries, (counters, scans)): (Vec<BufferSummary>, (Vec<CoverageCounter>, Vec<BufferScan<'_>>)) = trace
+    let shared = FrameTable::default();
+    // Buffers are folded together as they are read (in file order): one list
+    // of stack parts, not one per buffer (a long trace has 100 000s).
+    let folded: Option<(BufferSummary, (CoverageCounter, BufferScan<'_>))> = trace
         .buffers()
         .par_iter()
         .map_init(
@@ -50,7 +65,11 @@ fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
             |(scratch, cache, releaser), info| {
                 let mut summary = BufferSummary::new(info);
                 let mut coverage = CoverageCounter::default();
-                let mut scan = BufferScan::new(&every_process);
+                let mut scan = if names {
+                    BufferScan::new(&every_process, &shared)
+                } else {
+                    BufferScan::counting(&every_process, &shared)
+                };
                 let mut values = Vec::new();
                 let contents = trace.contents(info, scratch);
                 for item in trace.records(info, &contents) {
@@ -62,20 +81,30 @@ fn count(trace: &Trace<'_>, schemas: &Schemas) -> (Summary, Coverage, Code) {
                         }
                     };
                     summary.add(&record);
-                    let decoded = schemas.decode_cached(cache, &record, &mut values);
+                    // Only the stacks scan needs the values, of a few kinds of record.
+                    let decoded = if BufferScan::needs_decoding(&record) {
+                        schemas.decode_cached(cache, &record, &mut values)
+                    } else {
+                        schemas.check_cached(cache, &record, &mut values)
+                    };
                     coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-                    scan.add(&record, decoded.ok().map(|schema| (&schema.fields[..], &values[..])));
+                    scan.add(&record, decoded.ok().map(|schema| (schema, &values[..])));
                 }
                 if let Some(e) = contents.error {
                     summary.damaged(e);
                 }
+                scan.done();
                 releaser.done(info);
                 (summary, (coverage, scan))
             },
         )
-        .unzip();
+        .reduce_with(|(s1, (c1, b1)), (s2, (c2, b2))| (s1.merge(s2), (c1.merge(c2), b1.merge(b2))));
+    let (summaries, (counters, scans)) = match folded {
+        Some((s, (c, b))) => (Some(s), (Some(c), Some(b))),
+        None => (None, (None, None)),
+    };
     let (code, (summary, coverage)) = rayon::join(
-        || Code::join(scans, trace.pointer_size()),
+        || Code::join(scans, &shared, trace.pointer_size()),
         || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
     );
     (summary, coverage, code)

@@ -32,5 +32,5 @@ mod stacks;
 
 pub use frames::{Frames, NoSymbols, Symbols};
 pub use modules::{Method, Module, Modules, PdbId};
-pub use scan::{BufferScan, Code, scan};
+pub use scan::{BufferScan, Code, FrameTable, scan};
 pub use stacks::{STACK_WALK, Stack, StackCursor, StackId, StackRef, Stacks, kernel_boundary};

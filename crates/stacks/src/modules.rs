@@ -140,13 +140,20 @@ pub struct Modules {
     processes: FastMap<u32, Ranges<Module>>,
     kernel: Ranges<Module>,
     methods: FastMap<u32, Ranges<Method>>,
+    /// Method loads a counting scan counted without keeping them.
+    methods_counted: usize,
     kernel_boundary: u64,
 }
 
 impl Modules {
     /// Builds the map from the facts of a scan (any order).
-    pub(crate) fn build(facts: impl IntoIterator<Item = Fact>, kernel_boundary: u64) -> Modules {
-        let mut m = Modules { kernel_boundary, ..Modules::default() };
+    /// `methods_counted`: method loads a counting scan counted and did not keep.
+    pub(crate) fn build(
+        facts: impl IntoIterator<Item = Fact>,
+        kernel_boundary: u64,
+        methods_counted: usize,
+    ) -> Modules {
+        let mut m = Modules { kernel_boundary, methods_counted, ..Modules::default() };
         // The merge logs a module's identity with the timestamp of the load
         // or rundown event it describes (its process id is often 0): found
         // by that time, so only the other facts need sorting.
@@ -240,7 +247,7 @@ impl Modules {
     /// How many modules (kernel and processes') and methods are known.
     pub fn counts(&self) -> (usize, usize) {
         let modules = self.kernel.items.len() + self.processes.values().map(|r| r.items.len()).sum::<usize>();
-        (modules, self.methods.values().map(|r| r.items.len()).sum())
+        (modules, self.methods_counted + self.methods.values().map(|r| r.items.len()).sum::<usize>())
     }
 
     /// Every module with a PDB identity (what symbol loading needs).

@@ -2,7 +2,10 @@
 //! found is sorted by time afterwards) collecting stack records, module
 //! loads and identities, and managed method loads.
 
-use nettrail_decode::{LookupCache, Schemas, Value};
+use std::sync::{Arc, Mutex};
+
+use nettrail_decode::fasthash::FastMap;
+use nettrail_decode::{EventSchema, LookupCache, Schemas, Value};
 use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
@@ -31,6 +34,112 @@ pub struct BufferScan<'w> {
     parts: Vec<Part>,
     arena: Vec<u64>,
     facts: Vec<Fact>,
+    /// Whether modules' paths and methods' names are read, and method loads
+    /// and module identities kept (not for counting: then method loads are
+    /// counted, not kept).
+    names: bool,
+    /// Method loads counted (not kept) by a counting scan.
+    methods_counted: usize,
+    /// Where the fields [`fact`] reads sit, for the last few layouts.
+    layouts: Vec<FieldIndex>,
+    /// Where the parts' frames are kept, once per distinct list (`arena`
+    /// only holds a record's frames while they are read).
+    shared: &'w FrameTable,
+}
+
+/// The distinct frame lists of a scan's buffers, each kept once: a long
+/// trace repeats a few thousand stacks millions of times, and keeping every
+/// record's frames made memory grow with the trace (`info`: 1.4 GB on a
+/// 1 GB compressed trace). The buffers' parts refer to ranges in it.
+#[derive(Debug, Default)]
+pub struct FrameTable {
+    inner: Mutex<FrameLists>,
+}
+
+#[derive(Debug, Default)]
+struct FrameLists {
+    frames: Vec<u64>,
+    /// The ranges of the lists in `frames`, by a hash of their frames.
+    by_hash: FastMap<u64, Vec<(u32, u32)>>,
+}
+
+impl FrameTable {
+    /// The range of `frames` in the table, adding them if they are new.
+    fn intern(&self, frames: &[u64]) -> (u32, u32) {
+        let hash = frames
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64 ^ frames.len() as u64, |h, &f| (h ^ f).wrapping_mul(0x0100_0000_01b3));
+        let mut lists = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let FrameLists { frames: all, by_hash } = &mut *lists;
+        let ranges = by_hash.entry(hash).or_default();
+        if let Some(&range) = ranges.iter().find(|(a, b)| all[*a as usize..*b as usize] == *frames) {
+            return range;
+        }
+        // Distinct frames: a trace would need 32 GB of distinct stacks to pass u32.
+        let range = (all.len() as u32, (all.len() + frames.len()) as u32);
+        all.extend_from_slice(frames);
+        ranges.push(range);
+        range
+    }
+
+    /// Takes the frames out (the table is left empty).
+    fn take_frames(&self) -> Vec<u64> {
+        let mut lists = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        lists.by_hash = FastMap::default();
+        std::mem::take(&mut lists.frames)
+    }
+}
+
+/// The fields a module or method fact is made of.
+#[derive(Clone, Copy)]
+enum FactField {
+    ProcessId,
+    Base,
+    ImageBase,
+    Size,
+    Path,
+    TimeDateStamp,
+    GuidSig,
+    PdbFileName,
+    Age,
+    MethodStartAddress,
+    MethodSize,
+    MethodNamespace,
+    MethodName,
+}
+
+/// The field names each [`FactField`] goes by, in its order.
+const NAMES: [&[&str]; 13] = [
+    &["ProcessId"],
+    &["ImageBase", "BaseAddress"],
+    &["ImageBase"],
+    &["ImageSize", "ModuleSize"],
+    &["FileName", "ImageFileName"],
+    &["TimeDateStamp"],
+    &["GuidSig"],
+    &["PdbFileName"],
+    &["Age"],
+    &["MethodStartAddress"],
+    &["MethodSize"],
+    &["MethodNamespace"],
+    &["MethodName"],
+];
+
+/// Where each [`FactField`] is in one layout's fields (looked up once per layout,
+/// not per record: a trace has thousands of module and method records).
+struct FieldIndex {
+    /// The layout (held, so that no other takes its place while cached).
+    schema: Arc<EventSchema>,
+    at: [Option<u16>; NAMES.len()],
+}
+
+impl FieldIndex {
+    fn new(schema: &Arc<EventSchema>) -> FieldIndex {
+        let at = NAMES.map(|names| {
+            schema.fields.iter().position(|f| names.contains(&f.name.as_str())).and_then(|i| u16::try_from(i).ok())
+        });
+        FieldIndex { schema: schema.clone(), at }
+    }
 }
 
 impl std::fmt::Debug for BufferScan<'_> {
@@ -40,9 +149,55 @@ impl std::fmt::Debug for BufferScan<'_> {
 }
 
 impl<'w> BufferScan<'w> {
-    /// `wanted(pid)` says whose stacks to keep (see [`scan`]).
-    pub fn new(wanted: &'w (dyn Fn(u32) -> bool + Sync)) -> Self {
-        BufferScan { wanted, parts: Vec::new(), arena: Vec::new(), facts: Vec::new() }
+    /// `wanted(pid)` says whose stacks to keep (see [`scan`]); frames are
+    /// kept in `shared`, one table for all the buffers joined together.
+    pub fn new(wanted: &'w (dyn Fn(u32) -> bool + Sync), shared: &'w FrameTable) -> Self {
+        BufferScan {
+            wanted,
+            parts: Vec::new(),
+            arena: Vec::new(),
+            facts: Vec::new(),
+            names: true,
+            methods_counted: 0,
+            layouts: Vec::new(),
+            shared,
+        }
+    }
+
+    /// A scan for counting stacks, modules and methods (`nettrail info`):
+    /// modules' paths and methods' names are left empty, not read.
+    pub fn counting(wanted: &'w (dyn Fn(u32) -> bool + Sync), shared: &'w FrameTable) -> Self {
+        BufferScan { names: false, ..BufferScan::new(wanted, shared) }
+    }
+
+    fn field_index(&mut self, schema: &Arc<EventSchema>) -> usize {
+        if let Some(i) = self.layouts.iter().position(|l| Arc::ptr_eq(&l.schema, schema)) {
+            return i;
+        }
+        if self.layouts.len() >= 8 {
+            self.layouts.remove(0);
+        }
+        self.layouts.push(FieldIndex::new(schema));
+        self.layouts.len() - 1
+    }
+
+    /// The buffer is scanned: frees what the join does not need (the
+    /// scratch frames, the layouts' field positions, spare room: a long
+    /// trace has hundreds of thousands of buffers, all kept until the join).
+    pub fn done(&mut self) {
+        self.arena = Vec::new();
+        self.layouts = Vec::new();
+        self.parts.shrink_to_fit();
+        self.facts.shrink_to_fit();
+    }
+
+    /// This scan and `other`'s, which follows it in file order, as one (a
+    /// pass that folds buffers together holds one list of parts, not one per buffer).
+    pub fn merge(mut self, mut other: BufferScan<'w>) -> BufferScan<'w> {
+        self.parts.append(&mut other.parts);
+        self.facts.append(&mut other.facts);
+        self.methods_counted += other.methods_counted;
+        self
     }
 
     /// Whether [`BufferScan::add`] needs this record decoded: a module or
@@ -53,86 +208,92 @@ impl<'w> BufferScan<'w> {
     }
 
     /// Takes the record's stack part or module or method fact, if it has one;
-    /// `decoded` is its schema's fields and values, if it decoded (needed only
-    /// where [`BufferScan::needs_decoding`]).
-    pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&[nettrail_decode::Field], &[Value<'_>])>) {
+    /// `decoded` is its schema and values, if it decoded (needed only where
+    /// [`BufferScan::needs_decoding`]).
+    pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&Arc<EventSchema>, &[Value<'_>])>) {
         let arena_len = self.arena.len();
-        if let Some(part) = read_part(record, &mut self.arena) {
+        if let Some(mut part) = read_part(record, &mut self.arena) {
             let keep = match &part {
                 Part::Frames { pid, .. } | Part::Key { pid, .. } => (self.wanted)(*pid),
                 Part::Definition { .. } => true,
             };
             if keep {
+                if let Part::Frames { frames, .. } | Part::Definition { frames, .. } = &mut part {
+                    *frames = self.shared.intern(&self.arena[frames.0 as usize..frames.1 as usize]);
+                }
                 self.parts.push(part);
-            } else {
-                self.arena.truncate(arena_len);
             }
+            self.arena.truncate(arena_len);
             return;
         }
         if Self::needs_decoding(record)
-            && let Some((fields, values)) = decoded
-            && let Some(f) = fact(record, fields, values)
+            && let Some((schema, values)) = decoded
         {
-            self.facts.push(f);
+            let index = self.field_index(schema);
+            match fact(record, &self.layouts[index], values, self.names) {
+                // Counting needs neither a method's load nor a module's file identity.
+                Some(Fact::MethodLoaded { .. }) if !self.names => self.methods_counted += 1,
+                Some(Fact::MethodUnloaded { .. } | Fact::Identity { .. }) if !self.names => {}
+                Some(f) => self.facts.push(f),
+                None => {}
+            }
         }
     }
 }
 
-fn field<'v>(names: &[&str], fields: &[nettrail_decode::Field], values: &'v [Value<'_>]) -> Option<&'v Value<'v>> {
-    let i = fields.iter().position(|f| names.contains(&f.name.as_str()))?;
-    values.get(i)
-}
-
-/// A module or method fact from a decoded record.
-fn fact(record: &Record<'_>, fields: &[nettrail_decode::Field], values: &[Value<'_>]) -> Option<Fact> {
-    let u = |names: &[&str]| field(names, fields, values).and_then(Value::as_u64);
-    let text = |names: &[&str]| {
-        field(names, fields, values).and_then(|v| v.as_str()).map(|s| s.trim_end_matches('\0').to_string())
+/// A module or method fact from a decoded record (with `names` false, its
+/// path or name is left empty).
+fn fact(record: &Record<'_>, index: &FieldIndex, values: &[Value<'_>], names: bool) -> Option<Fact> {
+    let field = |name: FactField| values.get(usize::from(index.at[name as usize]?));
+    let u = |name: FactField| field(name).and_then(Value::as_u64);
+    let text = |name: FactField| match field(name)? {
+        Value::Utf16(_) | Value::Ansi(_) if !names => Some(String::new()),
+        v => v.as_str().map(|s| s.trim_end_matches('\0').to_string()),
     };
     let at = record.timestamp;
     let image_load = record.provider == IMAGE || (record.provider == PROCESS && record.opcode == 10);
     if image_load {
-        let pid = u(&["ProcessId"]).unwrap_or(0) as u32;
-        let base = u(&["ImageBase", "BaseAddress"])?;
+        let pid = u(FactField::ProcessId).unwrap_or(0) as u32;
+        let base = u(FactField::Base)?;
         return match record.opcode {
             2 => Some(Fact::Unloaded { at, pid, base }),
             10 | 3 | 4 => Some(Fact::Loaded {
                 at,
                 pid,
                 base,
-                size: u(&["ImageSize", "ModuleSize"])?,
-                path: text(&["FileName", "ImageFileName"]).unwrap_or_default(),
+                size: u(FactField::Size)?,
+                path: text(FactField::Path).unwrap_or_default(),
                 rundown: record.opcode != 10,
             }),
             _ => None,
         };
     }
     if record.provider == IMAGE_ID {
-        let base = u(&["ImageBase"])?;
+        let base = u(FactField::ImageBase)?;
         return match record.opcode {
-            0 => Some(Fact::Identity { at, base, time_date_stamp: u(&["TimeDateStamp"])? as u32 }),
+            0 => Some(Fact::Identity { at, base, time_date_stamp: u(FactField::TimeDateStamp)? as u32 }),
             36 => {
-                let guid = match field(&["GuidSig"], fields, values)? {
+                let guid = match field(FactField::GuidSig)? {
                     Value::Guid(g) => *g,
                     _ => return None,
                 };
-                let name = text(&["PdbFileName"])?;
-                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(&["Age"])? as u32 } })
+                let name = text(FactField::PdbFileName)?;
+                Some(Fact::Pdb { at, base, pdb: PdbId { name, guid, age: u(FactField::Age)? as u32 } })
             }
             _ => None,
         };
     }
     if record.provider == CLR || record.provider == CLR_RUNDOWN {
         let pid = record.process_id?;
-        let start = u(&["MethodStartAddress"])?;
+        let start = u(FactField::MethodStartAddress)?;
         let rundown = record.provider == CLR_RUNDOWN;
         return match (rundown, record.id) {
             // Verbose loads and rundown name the method; an unload only ends it.
             (_, 143) | (true, 144) => {
-                let namespace = text(&["MethodNamespace"]).unwrap_or_default();
-                let method = text(&["MethodName"]).unwrap_or_default();
+                let namespace = text(FactField::MethodNamespace).unwrap_or_default();
+                let method = text(FactField::MethodName).unwrap_or_default();
                 let name = if namespace.is_empty() { method } else { format!("{namespace}.{method}") };
-                Some(Fact::MethodLoaded { at, pid, start, size: u(&["MethodSize"])?, name, rundown })
+                Some(Fact::MethodLoaded { at, pid, start, size: u(FactField::MethodSize)?, name, rundown })
             }
             (false, 142 | 144) => Some(Fact::MethodUnloaded { at, pid, start }),
             _ => None,
@@ -146,20 +307,22 @@ fn scan_buffer<'w>(
     info: &nettrail_etl::BufferInfo,
     schemas: &Schemas,
     wanted: &'w (dyn Fn(u32) -> bool + Sync),
+    shared: &'w FrameTable,
     scratch: &mut Vec<u8>,
     cache: &mut LookupCache,
 ) -> BufferScan<'w> {
-    let mut scan = BufferScan::new(wanted);
+    let mut scan = BufferScan::new(wanted, shared);
     let contents = trace.contents(info, scratch);
     let mut values = Vec::new();
     for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
         let decoded = if BufferScan::needs_decoding(&record) {
-            schemas.decode_cached(cache, &record, &mut values).ok().map(|schema| &schema.fields[..])
+            schemas.decode_cached(cache, &record, &mut values).ok()
         } else {
             None
         };
-        scan.add(&record, decoded.map(|fields| (fields, &values[..])));
+        scan.add(&record, decoded.map(|schema| (schema, &values[..])));
     }
+    scan.done();
     scan
 }
 
@@ -167,53 +330,59 @@ fn scan_buffer<'w>(
 /// dump; the processes that made requests, for stitching); modules and
 /// methods are kept for every process.
 pub fn scan(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool + Sync)) -> Code {
+    let shared = FrameTable::default();
     let buffers: Vec<BufferScan<'_>> = trace
         .buffers()
         .par_iter()
         .map_init(
             || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
             |(scratch, cache, releaser), info| {
-                let scan = scan_buffer(trace, info, schemas, wanted, scratch, cache);
+                let scan = scan_buffer(trace, info, schemas, wanted, &shared, scratch, cache);
                 releaser.done(info);
                 scan
             },
         )
         .collect();
-    Code::join(buffers, trace.pointer_size())
+    Code::join(buffers, &shared, trace.pointer_size())
 }
 
 impl Code {
     /// The code the scans of a trace's buffers found, given in file order
     /// (parts of one event's stack keep their order).
-    pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, pointer_size: u8) -> Code {
-        let (stacks, facts): (Vec<_>, Vec<_>) = buffers.into_iter().map(|b| ((b.parts, b.arena), b.facts)).unzip();
+    /// `shared` is the table the scans kept their frames in (emptied here).
+    pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, shared: &FrameTable, pointer_size: u8) -> Code {
+        let arena = shared.take_frames();
+        let mut methods_counted = 0;
+        let (stacks, facts): (Vec<_>, Vec<_>) = buffers
+            .into_iter()
+            .map(|b| {
+                methods_counted += b.methods_counted;
+                (b.parts, b.facts)
+            })
+            .unzip();
         // Stacks and modules are independent: build them side by side.
         let (stacks, modules) = rayon::join(
-            || join_stacks(stacks, pointer_size),
-            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size)),
+            || join_stacks(stacks, &arena, pointer_size),
+            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size), methods_counted),
         );
         Code { stacks, modules }
     }
 }
 
-/// The stacks of the buffers' parts and frame arenas, in file order.
-fn join_stacks(buffers: Vec<(Vec<Part>, Vec<u64>)>, pointer_size: u8) -> Stacks {
-    let mut arena = Vec::with_capacity(buffers.iter().map(|(_, a)| a.len()).sum());
-    let mut parts = Vec::with_capacity(buffers.iter().map(|(p, _)| p.len()).sum());
-    for (buffer_parts, buffer_arena) in buffers {
-        let offset = arena.len();
-        arena.extend(buffer_arena);
-        let shift = |(a, b): (usize, usize)| (a + offset, b + offset);
-        parts.extend(buffer_parts.into_iter().map(|p| match p {
-            Part::Frames { at, tid, pid, frames } => Part::Frames { at, tid, pid, frames: shift(frames) },
-            Part::Definition { at, key, frames } => Part::Definition { at, key, frames: shift(frames) },
-            key @ Part::Key { .. } => key,
-        }));
-    }
+/// The stacks of the buffers' parts (in file order), whose frames are in `arena`.
+fn join_stacks(buffers: Vec<Vec<Part>>, arena: &[u64], pointer_size: u8) -> Stacks {
+    // Appended in place: a pass that folded its buffers gives one list, taken as it is.
+    let mut parts = buffers
+        .into_iter()
+        .reduce(|mut all, mut more| {
+            all.append(&mut more);
+            all
+        })
+        .unwrap_or_default();
     let event = |p: &Part| match p {
         Part::Frames { at, tid, .. } | Part::Key { at, tid, .. } => (*at, *tid),
         Part::Definition { .. } => (0, 0),
     };
     parts.sort_by_key(event);
-    Stacks::join(parts, &arena, pointer_size)
+    Stacks::join(parts, arena, pointer_size)
 }

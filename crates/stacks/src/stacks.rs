@@ -59,12 +59,12 @@ fn frames(b: &[u8], size: u8) -> impl Iterator<Item = u64> + '_ {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Part {
     /// Frames: their event's (timestamp, thread, process) and range in the scan's frame arena.
-    Frames { at: u64, tid: u32, pid: u32, frames: (usize, usize) },
+    Frames { at: u64, tid: u32, pid: u32, frames: (u32, u32) },
     /// A cache key for the kernel or user part of an event's stack.
     Key { at: u64, tid: u32, pid: u32, key: u64, user: bool },
     /// A cache key's frames, logged when the cache drops the key (which it
     /// then reuses) or at rundown: a key names the frames of its next definition.
-    Definition { at: u64, key: u64, frames: (usize, usize) },
+    Definition { at: u64, key: u64, frames: (u32, u32) },
 }
 
 /// Reads a StackWalk record into `parts`, its frames into `arena`; `None`
@@ -74,10 +74,12 @@ pub(crate) fn read_part(record: &Record<'_>, arena: &mut Vec<u64>) -> Option<Par
         return None;
     }
     let (p, size) = (record.payload, record.pointer_size);
+    // The range in `arena`, which holds one record's frames at a time (a
+    // record is at most 64 KB: u32 ranges).
     let mut take = |b: &[u8]| {
-        let start = arena.len();
+        let start = arena.len() as u32;
         arena.extend(frames(b, size));
-        (start, arena.len())
+        (start, arena.len() as u32)
     };
     match record.opcode {
         STACK => {
@@ -149,7 +151,7 @@ impl Stacks {
         for part in &parts {
             if let Part::Definition { at, key, frames: (a, b) } = part {
                 let start = s.frames.len() as u32;
-                s.frames.extend_from_slice(arena.get(*a..*b).unwrap_or_default());
+                s.frames.extend_from_slice(arena.get(*a as usize..*b as usize).unwrap_or_default());
                 s.keys.entry(*key).or_default().push((*at, start, s.frames.len() as u32));
             }
         }
@@ -172,7 +174,7 @@ impl Stacks {
             while let Some(part) = parts.get(i).filter(|p| event_of(p).is_some_and(|(a, t, _)| (a, t) == (at, tid))) {
                 let keyed;
                 let frames: &[u64] = match part {
-                    Part::Frames { frames: (a, b), .. } => arena.get(*a..*b).unwrap_or_default(),
+                    Part::Frames { frames: (a, b), .. } => arena.get(*a as usize..*b as usize).unwrap_or_default(),
                     Part::Key { key, .. } => {
                         keyed = s.key_frames(*key, at).map(<[u64]>::to_vec).unwrap_or_default();
                         &keyed

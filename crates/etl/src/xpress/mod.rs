@@ -15,16 +15,63 @@ pub struct DecompressError {
     pub at: usize,
 }
 
+mod fast;
+
+/// Spare capacity [`decompress_into`] needs past `limit` bytes of output (it
+/// writes whole words past the end before setting the length): a caller that
+/// reserves `limit + SLACK` gets no reallocation (a vector grown by doubling
+/// would otherwise hold twice the bytes it keeps).
+pub const SLACK: usize = fast::SLACK;
+
+/// Where a decoder is in a stream: what the fast loop hands on to the
+/// simple one when it nears either end.
+#[derive(Clone, Copy, Debug)]
+struct State {
+    /// Next input byte.
+    pos: usize,
+    /// The current flag word; its low `flag_count` bits are still unread.
+    flags: u32,
+    flag_count: u32,
+    /// Where a shared length half-byte was read, its high half still unused.
+    half_byte_at: Option<usize>,
+}
+
 /// Decompresses `input`, appending at most `limit` bytes to `out`. Stops
 /// without error when the stream ends or `limit` bytes have been produced.
 /// On error, `out` keeps everything decoded before the damage.
+///
+/// Most of the stream is decoded by a fast loop that works in whole words:
+/// a run of literals is one copy, a match one or a few 8- or 16-byte copies,
+/// and every bound is checked once per token. It stops where a token could
+/// reach past either end (the last 32 bytes of input, or of the output the
+/// limit allows); [`decompress_simple`] does the rest, byte-exact at the ends.
 pub fn decompress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), DecompressError> {
     let base = out.len();
+    // The fast loop fills a window as large as the limit (a buffer's known
+    // size) up to the largest buffer ETW writes; the simple loop finishes
+    // the stream, and goes on past the window for an open-ended limit.
+    let window = limit.min(crate::buffer::MAX_BUFFER_SIZE as usize);
+    let state = fast::fast_loop(input, out, window)?;
+    continue_simple(input, limit, out, base, state)
+}
+
+/// The fast loop's own semantics, one token at a time, appending to `out`
+/// with every read checked: for the ends of a stream, and the reference the
+/// fast loop is checked against (tests, the fuzz target, the benchmark).
+pub fn decompress_simple(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), DecompressError> {
+    let base = out.len();
+    continue_simple(input, limit, out, base, State { pos: 0, flags: 0, flag_count: 0, half_byte_at: None })
+}
+
+fn continue_simple(
+    input: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+    base: usize,
+    state: State,
+) -> Result<(), DecompressError> {
     let end = base.saturating_add(limit);
-    let mut pos = 0usize;
-    let mut flags = 0u32;
-    let mut flag_count = 0u32;
-    let mut half_byte_at: Option<usize> = None;
+    let State { mut pos, mut flags, mut flag_count, mut half_byte_at } = state;
     let err = |reason, at| Err(DecompressError { reason, at });
 
     while out.len() < end {
@@ -253,6 +300,67 @@ mod tests {
             })
             .collect();
         round_trip(&data);
+    }
+
+    /// Both decoders on one stream and limit: the same bytes, the same error.
+    fn same_as_simple(stream: &[u8], limit: usize) {
+        let (mut fast, mut simple) = (b"head".to_vec(), b"head".to_vec());
+        let a = decompress_into(stream, limit, &mut fast);
+        let b = decompress_simple(stream, limit, &mut simple);
+        assert_eq!(a, b, "limit {limit}");
+        assert!(fast == simple, "limit {limit}: outputs differ");
+    }
+
+    #[test]
+    fn the_fast_loop_decodes_as_the_simple_one() {
+        // Damaged streams: random bytes, and valid streams with bytes changed.
+        let mut rng = nettrail_testkit::Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..400 {
+            let len = rng.below(3000) as usize;
+            let mut stream = rng.bytes(len);
+            if round % 2 == 0 {
+                let data: Vec<u8> = (0..len * 3)
+                    .map(|i| if rng.below(4) == 0 { rng.below(256) as u8 } else { (i % 7) as u8 })
+                    .collect();
+                stream = compress(&data);
+                for _ in 0..rng.below(3) {
+                    if !stream.is_empty() {
+                        let at = rng.below(stream.len() as u64) as usize;
+                        stream[at] = rng.below(256) as u8;
+                    }
+                }
+            }
+            for limit in [0, 1, 31, 32, 33, 100, 256, len, len * 3, usize::MAX] {
+                same_as_simple(&stream, limit);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_loop_decodes_the_corpus_compressed_buffers_as_the_simple_one() {
+        let mut buffers = 0;
+        for name in [
+            "perfview__net.4.5.2.x86.etl",
+            "demikernel__PktMon.etl",
+            "perfview__SelfDescribingSingleEvent.etl",
+            "perfview__smallEtlFile.etl",
+        ] {
+            let data = std::fs::read(nettrail_testkit::corpus_file(name)).unwrap();
+            for buffer in crate::buffer::BufferWalk::new(&data).map_while(Result::ok) {
+                if !buffer.header.is_compressed() {
+                    continue;
+                }
+                let stream = &buffer.raw[crate::buffer::BUFFER_HEADER_SIZE..];
+                let expected = buffer.header.filled as usize - crate::buffer::BUFFER_HEADER_SIZE;
+                for limit in [expected, expected / 2, 256, usize::MAX] {
+                    same_as_simple(stream, limit);
+                }
+                // Cut short, as a truncated file leaves it.
+                same_as_simple(&stream[..stream.len() / 2], expected);
+                buffers += 1;
+            }
+        }
+        assert!(buffers >= 280, "{buffers} compressed buffers");
     }
 
     #[test]

@@ -1,0 +1,203 @@
+//! The XPRESS decoder's fast loop: the one place the reader reads and
+//! writes memory without a bounds check per access.
+//!
+//! Why: a compressed trace is mostly XPRESS (WPR compresses by default), and
+//! its tokens are short (a match every 15 output bytes on PerfView's traces,
+//! half of them 3 to 7 bytes long); a check on every read and write of every
+//! token made the safe loop half as fast (`cargo xtask bench-xpress`).
+//!
+//! How it stays sound: every step of the loop first checks, with ordinary
+//! comparisons, that the input has [`INPUT_MARGIN`] bytes left and the
+//! output window 32; everything the step touches lies within those margins
+//! (each unchecked access below says why). The matches' offsets are checked
+//! against the bytes produced, as the simple loop checks them. Near either end
+//! the loop stops and the checked simple loop finishes the stream. The fuzz
+//! target `xpress` compares the two loops on random and corpus-derived input.
+#![allow(unsafe_code)] // the module's purpose: see above
+
+use std::ptr;
+
+use super::{DecompressError, State};
+
+/// Bytes the fast loop may write past the window's end: a match's 32-byte
+/// first copy, or a long match's last 16-byte step.
+pub(super) const SLACK: usize = 64;
+
+/// How close to the end of the input the fast loop stops: a flag word (4),
+/// a run of literals read as one 32-byte copy (32), then the longest match
+/// token (2 + 1 + 1 + 2 + 4 = 10) fit before it.
+const INPUT_MARGIN: usize = 48;
+
+/// Decodes from the start of `input`, appending to `out`, while far from
+/// both ends: the stream may fill `window` bytes. Returns where it stopped,
+/// or the damage met; `out` holds the bytes produced either way.
+///
+/// Each step is a run of literals (possibly empty: one 32-byte copy either
+/// way, no branch on the count) and the match after it; the common forms of
+/// a match's length (3 bits, or 7 and a half-byte) are read without branches.
+pub(super) fn fast_loop(input: &[u8], out: &mut Vec<u8>, window: usize) -> Result<State, DecompressError> {
+    // The loop writes into the vector's spare capacity (no need to zero what
+    // it overwrites): every byte below the length it sets was written first.
+    out.reserve(window.saturating_add(SLACK));
+    let base = out.len();
+    let src = input.as_ptr();
+    // SAFETY: base <= capacity; the spare capacity is at least window + SLACK.
+    let dst = unsafe { out.as_mut_ptr().add(base) };
+    let result = run(input, src, dst, window);
+    let produced = match &result {
+        Ok((_, produced)) | Err((_, produced)) => *produced,
+    };
+    // SAFETY: `run` wrote every byte of dst[..produced] (a literal or match
+    // copy covers each byte before the output position moves past it), and
+    // produced <= window fits the reserved capacity.
+    unsafe { out.set_len(base + produced) };
+    result.map(|(state, _)| state).map_err(|(e, _)| e)
+}
+
+/// The loop itself, on `src` (`input`'s bytes) and `dst` (`window` + [`SLACK`]
+/// writable bytes): where it stopped (or the damage) and the bytes produced.
+fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(State, usize), (DecompressError, usize)> {
+    let mut pos = 0usize;
+    let mut op = 0usize;
+    let mut flags = 0u32;
+    let mut flag_count = 0u32;
+    // An earlier input position (< pos), or usize::MAX for none.
+    let mut half_byte_at = usize::MAX;
+    let stop = |pos, flags, flag_count, half_byte_at: usize, op| {
+        let half_byte_at = (half_byte_at != usize::MAX).then_some(half_byte_at);
+        Ok((State { pos, flags, flag_count, half_byte_at }, op))
+    };
+    loop {
+        // The step's margins. `pos <= input.len()` and `op <= window` hold
+        // throughout, so neither sum overflows.
+        if input.len() - pos < INPUT_MARGIN || window - op < 32 {
+            return stop(pos, flags, flag_count, half_byte_at, op);
+        }
+        if flag_count == 0 {
+            // SAFETY: pos + 4 <= the step's start + INPUT_MARGIN <= input.len().
+            flags = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) });
+            flag_count = 32;
+            pos += 4;
+        }
+        // The literals: the clear bits before the next set one.
+        let literals = (flags << (32 - flag_count)).leading_zeros().min(flag_count);
+        // SAFETY: reads pos..pos + 32 <= (the step's start) + 36 <= input.len();
+        // writes op..op + 32 <= window < out.len(); `input` and `out` are
+        // distinct borrows, so the ranges do not overlap.
+        unsafe { ptr::copy_nonoverlapping(src.add(pos), dst.add(op), 32) };
+        pos += literals as usize;
+        op += literals as usize;
+        flag_count -= literals;
+        if flag_count == 0 {
+            continue;
+        }
+        // The match: up to 10 bytes from pos <= (the step's start) + 36, so every read
+        // below is before (the step's start) + 46 < input.len(); `half_byte_at` is an
+        // earlier position.
+        let token_at = pos;
+        // SAFETY: as above.
+        let token = u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) });
+        pos += 2;
+        let offset = usize::from(token >> 3) + 1;
+        let extended = token & 7 == 7;
+        // Selected with masks, not branches: the half-byte's position (the
+        // shared byte's, or the next), which half, and what is left shared.
+        let shared = half_byte_at != usize::MAX;
+        let shared_mask = 0usize.wrapping_sub(usize::from(shared));
+        let nibble_at = (half_byte_at & shared_mask) | (pos & !shared_mask);
+        // SAFETY: as above.
+        let byte = unsafe { *src.add(nibble_at) };
+        let half = (byte >> (4 * u8::from(shared))) & 15;
+        let short = usize::from(token & 7) + 3;
+        let extended_mask = 0usize.wrapping_sub(usize::from(extended));
+        let mut length = ((usize::from(half) + 10) & extended_mask) | (short & !extended_mask);
+        // A new shared byte when this token reads the low half; none when it
+        // reads the high half; unchanged when it has no half-byte.
+        let opens = extended & !shared;
+        let opens_mask = 0usize.wrapping_sub(usize::from(opens));
+        let closes_mask = 0usize.wrapping_sub(usize::from(extended & shared));
+        let half_byte_next = ((pos & opens_mask) | (half_byte_at & !opens_mask)) | closes_mask;
+        pos += usize::from(opens);
+        if extended && half == 15 {
+            // SAFETY (the three reads): as above.
+            length = usize::from(unsafe { *src.add(pos) });
+            pos += 1;
+            if length == 255 {
+                length = usize::from(u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) }));
+                pos += 2;
+                if length == 0 {
+                    length = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) }) as usize;
+                    pos += 4;
+                }
+                if length < 15 + 7 {
+                    let e = DecompressError { reason: "match length below its encoding's minimum", at: token_at };
+                    return Err((e, op));
+                }
+                length -= 15 + 7;
+            }
+            length += 15 + 7 + 3;
+        }
+        if offset > op {
+            let e = DecompressError { reason: "match refers to bytes before the start of the buffer", at: token_at };
+            return Err((e, op));
+        }
+        if length > window - op {
+            // The match reaches the limit (or the window's end): the simple
+            // loop decodes this token again and stops exactly there.
+            return stop(token_at, flags, flag_count, half_byte_at, op);
+        }
+        half_byte_at = half_byte_next;
+        flag_count -= 1;
+        // SAFETY: offset <= op <= window - length (checked above), and
+        // window + SLACK <= out.len(): see each copy.
+        unsafe { copy_match(dst, op, offset, length) };
+        op += length;
+    }
+}
+
+/// Copies a match as LZ77 means it (an overlapping match repeats its own
+/// output), writing at most 32 bytes past `at` or 15 past the match's end.
+///
+/// # Safety
+/// `dst` points to at least `at + length.max(32) + 15` writable bytes, and
+/// `1 <= offset <= at`.
+unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
+    let from = at - offset;
+    // SAFETY (every access): reads are at from + k < at + k for k below
+    // the bytes copied, writes at at + k within the bounds stated above.
+    unsafe {
+        if offset >= 8 {
+            // 8-byte steps, each reading only bytes before the ones it writes.
+            // Four cover most matches.
+            for step in 0..4 {
+                let v = ptr::read_unaligned(dst.add(from + 8 * step).cast::<u64>());
+                ptr::write_unaligned(dst.add(at + 8 * step).cast::<u64>(), v);
+            }
+            let mut done = 32;
+            if offset >= 16 {
+                while done < length {
+                    let v = ptr::read_unaligned(dst.add(from + done).cast::<[u8; 16]>());
+                    ptr::write_unaligned(dst.add(at + done).cast::<[u8; 16]>(), v);
+                    done += 16;
+                }
+            } else {
+                while done < length {
+                    let v = ptr::read_unaligned(dst.add(from + done).cast::<u64>());
+                    ptr::write_unaligned(dst.add(at + done).cast::<u64>(), v);
+                    done += 8;
+                }
+            }
+        } else if offset == 1 {
+            ptr::write_bytes(dst.add(at), *dst.add(from), length);
+        } else {
+            // A short period: copy what is there, doubling the pattern each
+            // step; each step's source ends where its destination begins.
+            let mut done = 0;
+            while done < length {
+                let n = (offset + done).min(length - done);
+                ptr::copy_nonoverlapping(dst.add(from), dst.add(at + done), n);
+                done += n;
+            }
+        }
+    }
+}
