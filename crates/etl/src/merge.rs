@@ -140,8 +140,9 @@ pub struct EventStream<'t, 'd> {
     next_open: usize,
     /// (timestamp of the buffer's next record, position in `order`).
     heap: BinaryHeap<Reverse<(u64, u32)>>,
-    /// Loaded buffers by position in `order`.
-    slots: Vec<Option<LoadedBuffer<'t>>>,
+    /// Loaded buffers by position in `order` (boxed: a slot per buffer of
+    /// the file costs a pointer, not a loaded buffer's size).
+    slots: Vec<Option<Box<LoadedBuffer<'t>>>>,
     /// Buffers whose last record was handed out; freed on the next advance.
     retired: Vec<u32>,
     /// Pages of finished buffers go back to the OS (for a trace opened from a file).
@@ -223,7 +224,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
         };
         for (p, buffer) in loaded {
             if let Some(slot) = self.slots.get_mut(p) {
-                *slot = Some(buffer);
+                *slot = Some(Box::new(buffer));
             }
         }
     }

@@ -89,9 +89,13 @@ pub struct Trace<'data> {
 /// reads a trace two or three times: its metadata, the stacks or the
 /// counts, the merge), up to [`Expanded::KEEP`] bytes: a compressed trace
 /// of up to ~16 MB is decompressed once, a larger one again past that.
+/// A decompressed buffer's bytes and the error that cut them short.
+type ExpandedBuffer = (Vec<u8>, Option<Error>);
+
 struct Expanded {
-    /// By buffer index: the buffer's bytes and the error that cut them short.
-    buffers: Vec<std::sync::OnceLock<(Vec<u8>, Option<Error>)>>,
+    /// By buffer index: the buffer's bytes and the error that cut them short
+    /// (boxed: most slots stay empty, and each costs a pointer, not the pair).
+    buffers: Vec<std::sync::OnceLock<Box<ExpandedBuffer>>>,
     kept: std::sync::atomic::AtomicUsize,
 }
 
@@ -103,8 +107,8 @@ impl Expanded {
         Expanded { buffers: (0..buffers).map(|_| std::sync::OnceLock::new()).collect(), kept: 0.into() }
     }
 
-    fn get(&self, info: &BufferInfo) -> Option<&(Vec<u8>, Option<Error>)> {
-        self.buffers.get(info.index as usize)?.get()
+    fn get(&self, info: &BufferInfo) -> Option<&ExpandedBuffer> {
+        self.buffers.get(info.index as usize)?.get().map(|b| &**b)
     }
 
     /// Room for `bytes` more, taken if there is.
@@ -376,6 +380,7 @@ impl<'data> Trace<'data> {
         } else if (header.buffers_written < found && !circular) || header.end_time == 0 {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
+        buffers.shrink_to_fit();
         let expanded = Expanded::new(buffers.len());
         Ok(Trace {
             data,
@@ -469,7 +474,7 @@ impl<'data> Trace<'data> {
             }
             let mut bytes = Vec::new();
             let error = decompress_buffer(self.data, info, self.session.buffer_size, &mut bytes);
-            Some(slot.get_or_init(|| (bytes, error)))
+            Some(&**slot.get_or_init(|| Box::new((bytes, error))))
         })?;
         Some((&found.0, found.1.clone()))
     }
