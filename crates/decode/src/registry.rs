@@ -527,9 +527,6 @@ impl Schemas {
         self.decode_cached(&mut LookupCache::default(), record, values).cloned()
     }
 
-    /// [`Schemas::decode`], remembering recent lookups in `cache` (one per
-    /// worker): events come in runs of a few kinds, and most lookups repeat.
-    /// The schema is lent from the cache, so a hit touches nothing shared.
     /// Whether an event decodes, as [`Schemas::decode_cached`] says it, for
     /// counting (`nettrail info`): where the schema's layout has a fixed size
     /// ([`payload::fixed_size`]), the payload's length says it without
@@ -542,14 +539,11 @@ impl Schemas {
     ) -> Result<&'c Arc<EventSchema>, Undecoded> {
         values.clear();
         let slot = self.lookup_cached(cache, record);
+        let cache: &'c LookupCache = cache;
         let schema = cache.result(slot).map_err(Clone::clone)?;
         match payload::fixed_size(&schema.fields, record.pointer_size) {
             Some(size) if record.payload.len() >= size => Ok(schema),
-            _ => {
-                payload::decode(&schema.fields, record.payload, record.pointer_size, values)
-                    .map_err(Undecoded::PayloadMismatch)?;
-                Ok(schema)
-            }
+            _ => decode_in(cache, slot, record, values),
         }
     }
 
@@ -567,6 +561,9 @@ impl Schemas {
         }
     }
 
+    /// [`Schemas::decode`], remembering recent lookups in `cache` (one per
+    /// worker): events come in runs of a few kinds, and most lookups repeat.
+    /// The schema is lent from the cache, so a hit touches nothing shared.
     pub fn decode_cached<'c, 'a>(
         &self,
         cache: &'c mut LookupCache,
@@ -575,11 +572,20 @@ impl Schemas {
     ) -> Result<&'c Arc<EventSchema>, Undecoded> {
         values.clear();
         let slot = self.lookup_cached(cache, record);
-        let schema = cache.result(slot).map_err(Clone::clone)?;
-        payload::decode(&schema.fields, record.payload, record.pointer_size, values)
-            .map_err(Undecoded::PayloadMismatch)?;
-        Ok(schema)
+        decode_in(cache, slot, record, values)
     }
+}
+
+/// The record decoded with the schema in `cache`'s `slot`.
+fn decode_in<'c, 'a>(
+    cache: &'c LookupCache,
+    slot: usize,
+    record: &Record<'a>,
+    values: &mut Vec<Value<'a>>,
+) -> Result<&'c Arc<EventSchema>, Undecoded> {
+    let schema = cache.result(slot).map_err(Clone::clone)?;
+    payload::decode(&schema.fields, record.payload, record.pointer_size, values).map_err(Undecoded::PayloadMismatch)?;
+    Ok(schema)
 }
 
 #[cfg(test)]
