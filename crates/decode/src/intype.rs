@@ -151,6 +151,33 @@ impl InType {
         })
     }
 
+    /// The out-type TDH reports for a field whose manifest names none
+    /// (winmeta.xml's default for the in-type); [`OutType::Default`] where
+    /// winmeta.xml gives none.
+    pub fn default_out_type(self) -> OutType {
+        use InType::*;
+        match self {
+            UnicodeString | AnsiString | CountedString | CountedAnsiString | Sid => OutType::String,
+            Int8 => OutType::Byte,
+            UInt8 => OutType::UnsignedByte,
+            Int16 => OutType::Short,
+            UInt16 => OutType::UnsignedShort,
+            Int32 => OutType::Int,
+            UInt32 => OutType::UnsignedInt,
+            Int64 => OutType::Long,
+            UInt64 => OutType::UnsignedLong,
+            Float => OutType::Float,
+            Double => OutType::Double,
+            Boolean => OutType::Boolean,
+            Binary | CountedBinary => OutType::HexBinary,
+            Guid => OutType::Guid,
+            Pointer | HexInt64 => OutType::HexInt64,
+            HexInt32 => OutType::HexInt32,
+            FileTime | SystemTime => OutType::DateTime,
+            _ => OutType::Default,
+        }
+    }
+
     /// The name a manifest gives the in-type, without its `win:` prefix
     /// (`UInt32`, `Pointer`, `UnicodeString`, `GUID`); the MOF-only types
     /// by TDH's name.

@@ -16,38 +16,13 @@ use nettrail_testkit::{catalog, corpus_file};
 /// (trace, provider, id, version) → (events compared, disagreements).
 type Compared = BTreeMap<(String, String, u16, u8), (usize, Vec<String>)>;
 
-/// The out-type TDH shows an in-type with when none is stated (TRACE_EVENT_INFO
-/// states these explicitly, layouts leave them out).
-fn default_out_type(in_type: &str) -> &'static str {
-    match in_type {
-        "UnicodeString" | "AnsiString" | "CountedUnicodeString" | "CountedAnsiString" | "SID" => "string",
-        "Int8" => "byte",
-        "UInt8" => "unsignedByte",
-        "Int16" => "short",
-        "UInt16" => "unsignedShort",
-        "Int32" => "int",
-        "UInt32" => "unsignedInt",
-        "Int64" => "long",
-        "UInt64" => "unsignedLong",
-        "Float" => "float",
-        "Double" => "double",
-        "Boolean" => "boolean",
-        "Binary" | "CountedBinary" => "hexBinary",
-        "GUID" => "GUID",
-        "Pointer" | "HexInt64" => "HexInt64",
-        "HexInt32" => "HexInt32",
-        "FILETIME" | "SYSTEMTIME" => "dateTime",
-        _ => "",
-    }
-}
-
 /// Each field's name, in-type, out-type (its default spelled out) and value.
 fn properties(schemas: &Schemas, r: &nettrail_etl::Record<'_>) -> Result<(Source, Vec<(String, String)>), String> {
     let mut values = Vec::new();
     let schema = schemas.decode(r, &mut values).map_err(|e| e.to_string())?;
     let fields = schema.fields.iter().zip(&values).map(|(f, v)| {
         let in_type = f.in_type.name();
-        let out_type = f.out_type.name().unwrap_or_else(|| default_out_type(in_type));
+        let out_type = f.out_type.name().or_else(|| f.in_type.default_out_type().name()).unwrap_or("");
         (f.name.clone(), format!("{in_type} {out_type} {v:?}"))
     });
     Ok((schema.source, fields.collect()))

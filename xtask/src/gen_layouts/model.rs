@@ -165,27 +165,7 @@ pub const IN_TYPES: &[&str] = &[
 
 /// The out-type TDH shows a field with when the manifest names none.
 pub fn default_out_type(in_type: &str) -> &'static str {
-    match in_type {
-        "UnicodeString" | "AnsiString" | "CountedUnicodeString" | "CountedAnsiString" => "string",
-        "Int8" => "byte",
-        "UInt8" => "unsignedByte",
-        "Int16" => "short",
-        "UInt16" => "unsignedShort",
-        "Int32" => "int",
-        "UInt32" => "unsignedInt",
-        "Int64" => "long",
-        "UInt64" => "unsignedLong",
-        "Float" => "float",
-        "Double" => "double",
-        "Boolean" => "boolean",
-        "Binary" | "CountedBinary" => "hexBinary",
-        "GUID" => "GUID",
-        "Pointer" | "HexInt64" => "HexInt64",
-        "FILETIME" | "SYSTEMTIME" => "dateTime",
-        "SID" => "string",
-        "HexInt32" => "HexInt32",
-        _ => "",
-    }
+    nettrail_decode::InType::from_name(in_type).and_then(|t| t.default_out_type().name()).unwrap_or_default()
 }
 
 /// An in-type as this project spells it (`win:` dropped, the two spellings
