@@ -207,9 +207,18 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// JSON escaping, plus `\uXXXX` for the characters a terminal acts on
-/// ([`crate::safe_text::needs_escape`]) that JSON itself allows raw: DEL,
-/// C1 controls, bidirectional controls, line and paragraph separators.
+/// Appends `items` as a JSON array of strings.
+pub fn json_string_array(out: &mut Vec<u8>, items: &[impl AsRef<str>]) {
+    out.push(b'[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_string(out, s.as_ref());
+    }
+    out.push(b']');
+}
+
 /// Whether any of the 8 bytes of `w` may need escaping in JSON: a control
 /// character, `"`, `\\`, DEL, or any byte of a multi-byte character (the
 /// lead bytes of those to check among them).
@@ -226,6 +235,9 @@ fn may_need_escape(w: u64) -> bool {
         != 0
 }
 
+/// JSON escaping, plus `\uXXXX` for the characters a terminal acts on
+/// ([`crate::safe_text::needs_escape`]) that JSON itself allows raw: DEL,
+/// C1 controls, bidirectional controls, line and paragraph separators.
 fn json_escaped(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     // Plain text (most of it) is skipped 8 bytes at a time.

@@ -8,14 +8,7 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
 }
 
 pub fn string_array(out: &mut Vec<u8>, items: &[String]) {
-    out.push(b'[');
-    for (i, s) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        string(out, s);
-    }
-    out.push(b']');
+    nettrail_decode::format::json_string_array(out, items);
 }
 
 pub fn uint(out: &mut Vec<u8>, v: impl itoa::Integer) {

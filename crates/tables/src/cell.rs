@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::io::Write as _;
 
-use nettrail_decode::format::json_string;
+use nettrail_decode::format::{json_string, json_string_array};
 use nettrail_etl::FileTime;
 
 /// What a column holds, for the writers that keep types (Parquet, Arrow).
@@ -90,16 +90,7 @@ impl Cell {
             Cell::Float(..) => out.extend_from_slice(b"null"),
             Cell::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
             Cell::Time(t) => json_string(out, &FileTime(*t).to_string()),
-            Cell::List(v) => {
-                out.push(b'[');
-                for (i, s) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    json_string(out, s);
-                }
-                out.push(b']');
-            }
+            Cell::List(v) => json_string_array(out, v),
             Cell::Numbers(v) => {
                 out.push(b'[');
                 for (i, n) in v.iter().enumerate() {
