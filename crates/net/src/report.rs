@@ -388,6 +388,9 @@ pub(crate) fn push_unique(v: &mut Vec<u32>, more: impl IntoIterator<Item = u32>)
     }
 }
 
+/// A (start, end) of raw times.
+type Span = (Time, Time);
+
 pub(crate) struct Gatherer<'n> {
     pub(crate) net: &'n Network,
     /// The layer that claimed each transport record.
@@ -400,6 +403,8 @@ pub(crate) struct Gatherer<'n> {
     pub(crate) ldap_sockets: Vec<bool>,
     /// Datagram sockets by local port (a UDP flow's sockets).
     pub(crate) datagram_sockets: FastMap<u16, Vec<SockId>>,
+    /// Finished DNS lookups by (process, lowercase name): (start, end), by end.
+    lookups: FastMap<(Option<u32>, String), Vec<Span>>,
 }
 
 impl<'n> Gatherer<'n> {
@@ -412,7 +417,17 @@ impl<'n> Gatherer<'n> {
             conn_sockets: FastMap::default(),
             ldap_sockets: vec![false; net.sockets.len()],
             datagram_sockets: FastMap::default(),
+            lookups: FastMap::default(),
         };
+        for q in net.dns.queries() {
+            if let Some(end) = q.end {
+                let name = q.name.trim_end_matches('.').to_ascii_lowercase();
+                g.lookups.entry((q.pid, name)).or_default().push((q.start, end));
+            }
+        }
+        for spans in g.lookups.values_mut() {
+            spans.sort_unstable_by_key(|&(start, end)| (end, start));
+        }
         for (id, s) in net.sockets.iter() {
             if let Some(port) = s.local.map(|l| l.port).filter(|&p| p != 0 && s.is_datagram()) {
                 g.datagram_sockets.entry(port).or_default().push(id);
@@ -551,15 +566,11 @@ impl<'n> Gatherer<'n> {
         from: Time,
         until: Time,
     ) -> Option<(Time, Time)> {
-        let host = host?.trim_end_matches('.');
-        self.net
-            .dns
-            .queries()
-            .iter()
-            .filter(|q| q.pid == pid && q.name.trim_end_matches('.').eq_ignore_ascii_case(host))
-            .filter_map(|q| Some((q.start, q.end?)))
-            .filter(|&(_, end)| end >= from.saturating_sub(SLACK) && end <= until.saturating_add(SLACK))
-            .max_by_key(|&(_, end)| end)
+        let key = (pid, host?.trim_end_matches('.').to_ascii_lowercase());
+        let spans = self.lookups.get(&key)?;
+        // The latest to end by `until`, if it ended after `from`.
+        let before = spans.partition_point(|&(_, end)| end <= until.saturating_add(SLACK));
+        spans[..before].last().copied().filter(|&(_, end)| end >= from.saturating_sub(SLACK))
     }
 
     /// A connection's connect, when the row opened it (not a reused one).
