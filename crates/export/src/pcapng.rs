@@ -103,14 +103,7 @@ impl<'a> Opt<'a> {
 /// Cuts `text` to at most [`MAX_OPTION_VALUE`] bytes, at a character
 /// boundary, so it fits a text option.
 pub fn fit_text(text: &str) -> &str {
-    if text.len() <= MAX_OPTION_VALUE {
-        return text;
-    }
-    let mut end = MAX_OPTION_VALUE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(MAX_OPTION_VALUE)]
 }
 
 /// The number of zero bytes that pad `len` bytes to a multiple of 4.

@@ -285,14 +285,7 @@ impl From<Vec<u8>> for FieldValue {
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
 fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    &s[..s.floor_char_boundary(max)]
 }
 
 /// The metadata blob and the payload of an event with these fields.

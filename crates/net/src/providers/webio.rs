@@ -238,10 +238,7 @@ pub(crate) fn extract(id: u16, props: &Props<'_, '_>) -> Option<Event> {
             request: u("Request")?,
             received: id == 101,
             text: props.text("Headers").map(|mut h| {
-                if h.len() > MAX_HEADERS {
-                    let cut = (0..=MAX_HEADERS).rev().find(|&i| h.is_char_boundary(i)).unwrap_or(0);
-                    h.truncate(cut);
-                }
+                h.truncate(h.floor_char_boundary(MAX_HEADERS));
                 h
             }),
         },
