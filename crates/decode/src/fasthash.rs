@@ -55,9 +55,15 @@ impl Hasher for FastHasher {
         self.add(i as u64);
     }
 
+    /// The multiply leaves a key's low bits depending on its low bits alone,
+    /// and hash tables pick buckets by the low bits: aligned addresses (module
+    /// bases are 64 KiB-aligned) would crowd a few buckets. Rotating brings
+    /// the well-mixed high bits down.
     fn finish(&self) -> u64 {
-        self.0
+        self.0.rotate_left(26)
     }
 }
 
 pub type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+pub type FastSet<K> = std::collections::HashSet<K, BuildHasherDefault<FastHasher>>;
