@@ -101,14 +101,16 @@ impl Blob<'_> {
             .get(start..)
             .filter(|r| !r.is_empty())
             .ok_or_else(|| format!("string offset {start} is outside the {}-byte blob", self.data.len()))?;
-        let units: Vec<u16> =
-            rest.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).take_while(|&u| u != 0).collect();
-        if units.len() == rest.len() / 2 {
-            return Err(format!("string at offset {start} has no terminating NUL"));
-        }
-        let text: String =
-            char::decode_utf16(units.iter().copied()).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect();
-        Ok(Some((text, start + 2 * units.len() + 2)))
+        let len = crate::payload::utf16_nul(rest)
+            .ok_or_else(|| format!("string at offset {start} has no terminating NUL"))?;
+        let units = rest[..len].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+        // Names are ASCII but for rare exceptions: those bytes are the text.
+        let text = if rest[..len].chunks_exact(2).all(|c| c[0] < 0x80 && c[1] == 0) {
+            units.map(|u| char::from(u as u8)).collect()
+        } else {
+            char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+        };
+        Ok(Some((text, start + len + 2)))
     }
 
     /// A name: the string at `offset` without its trailing spaces.
