@@ -244,7 +244,7 @@ fn add_code(report: &mut Value, s: &Summary, code: &Code) {
     });
     report["modules"] = json!({
         "loads": modules,
-        "with_pdb_identity": code.modules.with_pdbs().count(),
+        "with_pdb_identity": code.modules.with_pdbs(),
         "managed_methods": methods,
     });
 }

@@ -9,7 +9,7 @@
 //! Kernel modules are logged for process 0 (or System); their addresses are
 //! the same in every process.
 
-use nettrail_decode::fasthash::FastMap;
+use nettrail_decode::fasthash::{FastMap, FastSet};
 use nettrail_etl::Guid;
 
 /// A PDB's identity: what the symbol server files it under.
@@ -69,6 +69,52 @@ impl Fact {
             | Fact::Identity { at, .. }
             | Fact::Pdb { at, .. } => *at,
         }
+    }
+}
+
+/// A module load or unload as counting needs it (`nettrail info`): no path,
+/// a quarter of a [`Fact`]'s size, so that a trace of many loads sorts fast.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoadMark {
+    pub(crate) at: u64,
+    pub(crate) base: u64,
+    /// `None` for an unload.
+    pub(crate) size: Option<u64>,
+    pub(crate) pid: u32,
+}
+
+/// Loads, PDB identities and methods counted without keeping them.
+#[derive(Debug, Default)]
+pub(crate) struct Counted {
+    loads: usize,
+    with_pdbs: usize,
+    methods: usize,
+}
+
+impl Counted {
+    /// The loads among `marks` (any order) that [`Modules::build`] would keep
+    /// (a load repeating one still open, as the closing rundown does, is not
+    /// a new one), how many of them `pdbs` (time and base of DbgID_RSDS
+    /// records) identify, and `methods`.
+    pub(crate) fn of(mut marks: Vec<LoadMark>, pdbs: &FastSet<(u64, u64)>, methods: usize) -> Counted {
+        let mut counted = Counted { methods, ..Counted::default() };
+        // Stable, as `build` sorts: records of one time stay in file order.
+        marks.sort_by_key(|m| m.at);
+        let mut open: FastMap<(u32, u64), u64> = FastMap::default();
+        for LoadMark { at, base, size, pid } in marks {
+            match size {
+                Some(size) => {
+                    if open.insert((pid, base), size) != Some(size) {
+                        counted.loads += 1;
+                        counted.with_pdbs += usize::from(pdbs.contains(&(at, base)));
+                    }
+                }
+                None => {
+                    open.remove(&(pid, base));
+                }
+            }
+        }
+        counted
     }
 }
 
@@ -140,20 +186,16 @@ pub struct Modules {
     processes: FastMap<u32, Ranges<Module>>,
     kernel: Ranges<Module>,
     methods: FastMap<u32, Ranges<Method>>,
-    /// Method loads a counting scan counted without keeping them.
-    methods_counted: usize,
+    /// What a counting scan counted without keeping.
+    counted: Counted,
     kernel_boundary: u64,
 }
 
 impl Modules {
-    /// Builds the map from the facts of a scan (any order).
-    /// `methods_counted`: method loads a counting scan counted and did not keep.
-    pub(crate) fn build(
-        facts: impl IntoIterator<Item = Fact>,
-        kernel_boundary: u64,
-        methods_counted: usize,
-    ) -> Modules {
-        let mut m = Modules { kernel_boundary, methods_counted, ..Modules::default() };
+    /// Builds the map from the facts of a scan (any order), with what a
+    /// counting scan `counted` and did not keep.
+    pub(crate) fn build(facts: impl IntoIterator<Item = Fact>, kernel_boundary: u64, counted: Counted) -> Modules {
+        let mut m = Modules { kernel_boundary, counted, ..Modules::default() };
         // The merge logs a module's identity with the timestamp of the load
         // or rundown event it describes (its process id is often 0): found
         // by that time, so only the other facts need sorting.
@@ -247,11 +289,15 @@ impl Modules {
     /// How many modules (kernel and processes') and methods are known.
     pub fn counts(&self) -> (usize, usize) {
         let modules = self.kernel.items.len() + self.processes.values().map(|r| r.items.len()).sum::<usize>();
-        (modules, self.methods_counted + self.methods.values().map(|r| r.items.len()).sum::<usize>())
+        (
+            self.counted.loads + modules,
+            self.counted.methods + self.methods.values().map(|r| r.items.len()).sum::<usize>(),
+        )
     }
 
-    /// Every module with a PDB identity (what symbol loading needs).
-    pub fn with_pdbs(&self) -> impl Iterator<Item = &Module> {
-        self.kernel.items.iter().chain(self.processes.values().flat_map(|r| r.items.iter())).filter(|m| m.pdb.is_some())
+    /// How many modules have a PDB identity (what symbol loading needs).
+    pub fn with_pdbs(&self) -> usize {
+        let kept = self.kernel.items.iter().chain(self.processes.values().flat_map(|r| r.items.iter()));
+        self.counted.with_pdbs + kept.filter(|m| m.pdb.is_some()).count()
     }
 }

@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use nettrail_decode::fasthash::FastMap;
+use nettrail_decode::fasthash::{FastMap, FastSet};
 use nettrail_decode::{EventSchema, LookupCache, Schemas, Value};
 use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
-use crate::modules::{Fact, Modules, PdbId};
+use crate::modules::{Counted, Fact, LoadMark, Modules, PdbId};
 use crate::stacks::{Part, Stacks, kernel_boundary, read_part};
 
 const IMAGE: Guid = Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518");
@@ -35,10 +35,11 @@ pub struct BufferScan<'w> {
     arena: Vec<u64>,
     facts: Vec<Fact>,
     /// Whether modules' paths and methods' names are read, and method loads
-    /// and module identities kept (not for counting: then method loads are
-    /// counted, not kept).
+    /// and module identities kept (not for counting: then module loads are
+    /// kept as marks, PDB identities by time and base, method loads counted).
     names: bool,
-    /// Method loads counted (not kept) by a counting scan.
+    marks: Vec<LoadMark>,
+    pdbs: FastSet<(u64, u64)>,
     methods_counted: usize,
     /// Where the fields [`fact`] reads sit, for the last few layouts.
     layouts: Vec<FieldIndex>,
@@ -158,6 +159,8 @@ impl<'w> BufferScan<'w> {
             arena: Vec::new(),
             facts: Vec::new(),
             names: true,
+            marks: Vec::new(),
+            pdbs: FastSet::default(),
             methods_counted: 0,
             layouts: Vec::new(),
             shared,
@@ -189,6 +192,7 @@ impl<'w> BufferScan<'w> {
         self.layouts = Vec::new();
         self.parts.shrink_to_fit();
         self.facts.shrink_to_fit();
+        self.marks.shrink_to_fit();
     }
 
     /// This scan and `other`'s, which follows it in file order, as one (a
@@ -196,6 +200,8 @@ impl<'w> BufferScan<'w> {
     pub fn merge(mut self, mut other: BufferScan<'w>) -> BufferScan<'w> {
         self.parts.append(&mut other.parts);
         self.facts.append(&mut other.facts);
+        self.marks.append(&mut other.marks);
+        self.pdbs.extend(other.pdbs);
         self.methods_counted += other.methods_counted;
         self
     }
@@ -231,11 +237,17 @@ impl<'w> BufferScan<'w> {
         {
             let index = self.field_index(schema);
             match fact(record, &self.layouts[index], values, self.names) {
-                // Counting needs neither a method's load nor a module's file identity.
-                Some(Fact::MethodLoaded { .. }) if !self.names => self.methods_counted += 1,
-                Some(Fact::MethodUnloaded { .. } | Fact::Identity { .. }) if !self.names => {}
-                Some(f) => self.facts.push(f),
-                None => {}
+                Some(f) if self.names => self.facts.push(f),
+                Some(Fact::Loaded { at, pid, base, size, .. }) => {
+                    self.marks.push(LoadMark { at, base, size: Some(size), pid });
+                }
+                Some(Fact::Unloaded { at, pid, base }) => self.marks.push(LoadMark { at, base, size: None, pid }),
+                Some(Fact::Pdb { at, base, .. }) => {
+                    self.pdbs.insert((at, base));
+                }
+                Some(Fact::MethodLoaded { .. }) => self.methods_counted += 1,
+                // Counting needs neither a method's unload nor a module's file identity.
+                Some(Fact::MethodUnloaded { .. } | Fact::Identity { .. }) | None => {}
             }
         }
     }
@@ -352,18 +364,23 @@ impl Code {
     /// `shared` is the table the scans kept their frames in (emptied here).
     pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, shared: &FrameTable, pointer_size: u8) -> Code {
         let arena = shared.take_frames();
-        let mut methods_counted = 0;
+        let (mut methods_counted, mut marks, mut pdbs) = (0, Vec::new(), FastSet::default());
         let (stacks, facts): (Vec<_>, Vec<_>) = buffers
             .into_iter()
-            .map(|b| {
+            .map(|mut b| {
                 methods_counted += b.methods_counted;
+                marks.append(&mut b.marks);
+                pdbs.extend(b.pdbs);
                 (b.parts, b.facts)
             })
             .unzip();
         // Stacks and modules are independent: build them side by side.
         let (stacks, modules) = rayon::join(
             || join_stacks(stacks, &arena, pointer_size),
-            || Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size), methods_counted),
+            || {
+                let counted = Counted::of(marks, &pdbs, methods_counted);
+                Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size), counted)
+            },
         );
         Code { stacks, modules }
     }
