@@ -98,20 +98,22 @@ impl Counted {
     /// records) identify, and `methods`.
     pub(crate) fn of(mut marks: Vec<LoadMark>, pdbs: &FastSet<(u64, u64)>, methods: usize) -> Counted {
         let mut counted = Counted { methods, ..Counted::default() };
-        // Stable, as `build` sorts: records of one time stay in file order.
-        marks.sort_by_key(|m| m.at);
-        let mut open: FastMap<(u32, u64), u64> = FastMap::default();
+        // Each (process, base) in time order on its own: its loads and unloads
+        // are all that decide whether a load repeats one still open. Stable,
+        // as `build` sorts: records of one time stay in file order.
+        marks.sort_by_key(|m| (m.pid, m.base, m.at));
+        let mut open: Option<(u32, u64, u64)> = None;
         for LoadMark { at, base, size, pid } in marks {
+            let open_size = open.filter(|&(p, b, _)| (p, b) == (pid, base)).map(|(_, _, size)| size);
             match size {
                 Some(size) => {
-                    if open.insert((pid, base), size) != Some(size) {
+                    if open_size != Some(size) {
                         counted.loads += 1;
                         counted.with_pdbs += usize::from(pdbs.contains(&(at, base)));
                     }
+                    open = Some((pid, base, size));
                 }
-                None => {
-                    open.remove(&(pid, base));
-                }
+                None => open = None,
             }
         }
         counted
