@@ -43,7 +43,11 @@ fuzz_target!(|data: &[u8]| {
     for schema in schemas.iter().take(16) {
         for pointer_size in [4, 8] {
             let mut values = Vec::new();
-            if payload::decode(&schema.fields, body, pointer_size, &mut values).is_ok() {
+            let decoded = payload::decode(&schema.fields, body, pointer_size, &mut values);
+            if let Some(verdict) = payload::decodes(&schema.fields, body, pointer_size) {
+                assert_eq!(verdict, decoded.is_ok(), "{decoded:?}");
+            }
+            if decoded.is_ok() {
                 let mut text = String::new();
                 let mut json = Vec::new();
                 for (field, value) in schema.fields.iter().zip(&values) {

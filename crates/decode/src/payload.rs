@@ -126,6 +126,139 @@ pub fn decode<'a>(
     Ok(cursor.pos)
 }
 
+/// Whether `data` decodes with `fields`, told without making values where
+/// every field has a fixed size or is a NUL-terminated string (a kernel
+/// image path, a CLR method name: the common variable layouts). `None`
+/// where a length, a count or a kind of field needs [`decode`] to say.
+pub fn decodes(fields: &[Field], data: &[u8], pointer_size: u8) -> Option<bool> {
+    SizeCheck::of(fields, pointer_size).map(|check| check.decodes(data))
+}
+
+/// [`decodes`] worked out once for a layout: its runs of fixed-size fields
+/// as byte counts, its terminated strings as searches, the integers later
+/// counts refer to as values to keep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeCheck(Vec<SizeStep>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SizeStep {
+    Bytes(usize),
+    /// A string of units of this size, up to its NUL.
+    Terminated(usize),
+    /// An unsigned integer of this size a later count refers to, kept in a register.
+    Keep {
+        register: usize,
+        size: usize,
+    },
+    /// As many elements of `size` bytes as the register says.
+    Counted {
+        register: usize,
+        size: usize,
+    },
+    /// Elements of `size` bytes to the end of the payload.
+    Repeated(usize),
+    /// The rest of the payload (binary without a length).
+    Rest,
+}
+
+impl SizeCheck {
+    /// Registers a check keeps (layouts with more counts are decoded).
+    const REGISTERS: usize = 4;
+
+    /// `None` where a field's length, count or kind needs [`decode`].
+    pub fn of(fields: &[Field], pointer_size: u8) -> Option<SizeCheck> {
+        let mut registers: Vec<usize> = Vec::new();
+        let mut steps: Vec<SizeStep> = Vec::new();
+        for (at, field) in fields.iter().enumerate() {
+            let referenced = fields[at + 1..].iter().any(|later| later.count == Some(Len::Field(at)));
+            let unit = match field.in_type {
+                InType::UnicodeString => 2,
+                InType::AnsiString => 1,
+                _ => 0,
+            };
+            let step = if referenced {
+                let size = match field.in_type {
+                    // A boolean's value is 0 or 1, not its byte.
+                    InType::UInt8 if field.out_type != OutType::Boolean => 1,
+                    InType::UInt16 => 2,
+                    InType::UInt32 | InType::HexInt32 => 4,
+                    InType::UInt64 | InType::HexInt64 => 8,
+                    _ => return None,
+                };
+                if field.count.is_some() || field.length.is_some() || registers.len() == SizeCheck::REGISTERS {
+                    return None;
+                }
+                registers.push(at);
+                SizeStep::Keep { register: registers.len() - 1, size }
+            } else if unit != 0 && field.length.is_none() && field.count.is_none() {
+                SizeStep::Terminated(unit)
+            } else if field.in_type == InType::Binary
+                && field.length.is_none()
+                && field.count.is_none()
+                && field.out_type != OutType::Ipv6
+            {
+                SizeStep::Rest
+            } else {
+                match field.count {
+                    Some(Len::Field(i)) => {
+                        let register = registers.iter().position(|&r| r == i)?;
+                        let size = element_size(field, pointer_size).filter(|&n| n > 0)?;
+                        SizeStep::Counted { register, size }
+                    }
+                    Some(Len::Remaining) => SizeStep::Repeated(element_size(field, pointer_size).filter(|&n| n > 0)?),
+                    _ => SizeStep::Bytes(fixed_size(std::slice::from_ref(field), pointer_size)?),
+                }
+            };
+            match (steps.last_mut(), step) {
+                (Some(SizeStep::Bytes(run)), SizeStep::Bytes(more)) => *run += more,
+                _ => steps.push(step),
+            }
+        }
+        Some(SizeCheck(steps))
+    }
+
+    /// Whether `data` decodes with the layout, as [`decode`] would say.
+    pub fn decodes(&self, data: &[u8]) -> bool {
+        let mut c = Cursor { data, pos: 0, pointer_size: 8 };
+        let mut registers = [0u64; SizeCheck::REGISTERS];
+        for &step in &self.0 {
+            let taken = match step {
+                SizeStep::Bytes(n) => c.take(n).is_some(),
+                SizeStep::Terminated(unit) => {
+                    c.terminated(unit);
+                    true
+                }
+                SizeStep::Keep { register, size } => match c.take(size) {
+                    Some(bytes) => {
+                        let mut word = [0u8; 8];
+                        word[..size].copy_from_slice(bytes);
+                        registers[register] = u64::from_le_bytes(word);
+                        true
+                    }
+                    None => false,
+                },
+                SizeStep::Counted { register, size } => {
+                    let bytes = usize::try_from(registers[register]).ok().and_then(|n| n.checked_mul(size));
+                    bytes.is_some_and(|n| c.take(n).is_some())
+                }
+                SizeStep::Repeated(size) => {
+                    let whole = c.rest().len().is_multiple_of(size);
+                    c.pos = data.len();
+                    whole
+                }
+                SizeStep::Rest => {
+                    c.pos = data.len();
+                    true
+                }
+            };
+            if !taken {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// The bytes `fields` take when that does not depend on the payload (every
 /// field of a fixed size, arrays of a fixed count): then a payload decodes if
 /// and only if it holds that many bytes, and [`decode`] need not walk it to
@@ -134,43 +267,7 @@ pub fn decode<'a>(
 pub fn fixed_size(fields: &[Field], pointer_size: u8) -> Option<usize> {
     let mut total = 0usize;
     for field in fields {
-        let one = match field.in_type {
-            InType::Null => 0,
-            InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
-            InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
-            InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
-            InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
-            InType::Pointer | InType::SizeT => {
-                if pointer_size == 4 {
-                    4
-                } else {
-                    8
-                }
-            }
-            InType::Guid | InType::SystemTime => 16,
-            InType::UnicodeString => match field.length {
-                Some(Len::Fixed(chars)) => 2 * chars as usize,
-                _ => return None,
-            },
-            InType::AnsiString => match field.length {
-                Some(Len::Fixed(n)) => n as usize,
-                _ => return None,
-            },
-            InType::Binary => match field.length {
-                Some(Len::Fixed(n)) => n as usize,
-                None if field.out_type == OutType::Ipv6 => 16,
-                _ => return None,
-            },
-            InType::Struct => fixed_size(&field.members, pointer_size)?,
-            _ => return None,
-        };
-        // A length that does not apply to the in-type (numbers) is read from
-        // the payload only for strings and binary, handled above.
-        if !matches!(field.in_type, InType::UnicodeString | InType::AnsiString | InType::Binary)
-            && !matches!(field.length, None | Some(Len::Fixed(_)))
-        {
-            return None;
-        }
+        let one = element_size(field, pointer_size)?;
         let count = match field.count {
             None => 1,
             // An array of elements that take no bytes fails at the payload's end.
@@ -180,6 +277,48 @@ pub fn fixed_size(fields: &[Field], pointer_size: u8) -> Option<usize> {
         total = total.checked_add(one.checked_mul(count)?)?;
     }
     Some(total)
+}
+
+/// The bytes one element of `field` takes, when that does not depend on the payload.
+fn element_size(field: &Field, pointer_size: u8) -> Option<usize> {
+    let one = match field.in_type {
+        InType::Null => 0,
+        InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
+        InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
+        InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
+        InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
+        InType::Pointer | InType::SizeT => {
+            if pointer_size == 4 {
+                4
+            } else {
+                8
+            }
+        }
+        InType::Guid | InType::SystemTime => 16,
+        InType::UnicodeString => match field.length {
+            Some(Len::Fixed(chars)) => 2 * chars as usize,
+            _ => return None,
+        },
+        InType::AnsiString => match field.length {
+            Some(Len::Fixed(n)) => n as usize,
+            _ => return None,
+        },
+        InType::Binary => match field.length {
+            Some(Len::Fixed(n)) => n as usize,
+            None if field.out_type == OutType::Ipv6 => 16,
+            _ => return None,
+        },
+        InType::Struct => fixed_size(&field.members, pointer_size)?,
+        _ => return None,
+    };
+    // A length that does not apply to the in-type (numbers) is read from
+    // the payload only for strings and binary, handled above.
+    if !matches!(field.in_type, InType::UnicodeString | InType::AnsiString | InType::Binary)
+        && !matches!(field.length, None | Some(Len::Fixed(_)))
+    {
+        return None;
+    }
+    Some(one)
 }
 
 fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a>>) -> Result<(), DecodeError> {
@@ -427,6 +566,59 @@ mod tests {
         assert_eq!(fixed_size(&[f("S", InType::UnicodeString)], 8), None);
         assert_eq!(fixed_size(&[f("B", InType::Binary)], 8), None);
         assert_eq!(fixed_size(&[f("S", InType::Sid)], 8), None);
+    }
+
+    #[test]
+    fn a_layout_of_fixed_fields_and_terminated_strings_is_checked_as_decode_checks_it() {
+        let mut guid_pair = f("Pair", InType::Guid);
+        guid_pair.count = Some(Len::Fixed(2));
+        let fields = [
+            f("Base", InType::Pointer),
+            f("Path", InType::UnicodeString),
+            f("Size", InType::UInt32),
+            f("Name", InType::AnsiString),
+            guid_pair,
+        ];
+        let mut payload = vec![1u8; 8];
+        payload.extend("C:\\a.dll".encode_utf16().chain([0]).flat_map(u16::to_le_bytes));
+        payload.extend([2, 0, 0, 0]);
+        payload.extend(b"name\0");
+        payload.extend([3; 32]);
+        for pointer_size in [4u8, 8] {
+            for len in 0..=payload.len() {
+                let mut out = Vec::new();
+                let decoded = decode(&fields, &payload[..len], pointer_size, &mut out).is_ok();
+                assert_eq!(decodes(&fields, &payload[..len], pointer_size), Some(decoded), "{pointer_size} {len}");
+            }
+        }
+        // Counts read from the payload, elements to the end, binary to the end.
+        let mut counted = f("Items", InType::UInt32);
+        counted.count = Some(Len::Field(1));
+        let mut stack = f("Stack", InType::Pointer);
+        stack.count = Some(Len::Remaining);
+        let fields = [f("Name", InType::UnicodeString), f("N", InType::UInt16), counted, stack];
+        let mut payload = vec![b'a', 0, 0, 0, 2, 0];
+        payload.extend([9; 8 + 16]);
+        let variants = [payload.clone(), [&payload[..4], &[200, 0]].concat(), [&payload[..4], &[0, 0]].concat()];
+        for payload in &variants {
+            for pointer_size in [4u8, 8] {
+                for len in 0..=payload.len() {
+                    let mut out = Vec::new();
+                    let decoded = decode(&fields, &payload[..len], pointer_size, &mut out).is_ok();
+                    assert_eq!(decodes(&fields, &payload[..len], pointer_size), Some(decoded), "{pointer_size} {len}");
+                }
+            }
+        }
+        let blob = [f("Magic", InType::UInt8), f("Data", InType::Binary)];
+        assert_eq!(decodes(&blob, &[], 8), Some(false));
+        assert_eq!(decodes(&blob, &[1, 2, 3], 8), Some(true));
+        // A length read from the payload, a count of a later field: only decoding can say.
+        let mut sized = f("Address", InType::Binary);
+        sized.length = Some(Len::Field(0));
+        assert_eq!(decodes(&[f("N", InType::UInt32), sized], &[0; 8], 8), None);
+        let mut ahead = f("Items", InType::UInt32);
+        ahead.count = Some(Len::Field(1));
+        assert_eq!(decodes(&[ahead, f("N", InType::UInt32)], &[0; 8], 8), None);
     }
 
     #[test]

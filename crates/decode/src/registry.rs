@@ -116,13 +116,27 @@ struct Resolved {
 /// with them; not string-only events).
 #[derive(Debug, Default)]
 pub struct LookupCache {
-    entries: [Option<(SchemaKey, Lookup)>; 32],
+    entries: [Option<(SchemaKey, Cached)>; 32],
     /// The last lookup that could not be cached.
-    uncached: Option<Lookup>,
+    uncached: Option<Cached>,
 }
 
 /// What looking a schema up gave.
 type Lookup = Result<Arc<EventSchema>, Undecoded>;
+
+/// A lookup, and how to check payloads against its layout without decoding
+/// them, for 4- and 8-byte pointers (worked out when first needed).
+#[derive(Debug)]
+struct Cached {
+    lookup: Lookup,
+    checks: [std::cell::OnceCell<Option<payload::SizeCheck>>; 2],
+}
+
+impl Cached {
+    fn new(lookup: Lookup) -> Cached {
+        Cached { lookup, checks: Default::default() }
+    }
+}
 
 impl LookupCache {
     const UNCACHED: usize = usize::MAX;
@@ -157,20 +171,30 @@ impl LookupCache {
     /// Stores a lookup in its key's slot; returns the slot.
     fn put(&mut self, key: SchemaKey, value: Lookup) -> usize {
         let slot = LookupCache::slot(&key);
-        self.entries[slot] = Some((key, value));
+        self.entries[slot] = Some((key, Cached::new(value)));
         slot
     }
 
-    fn result(&self, slot: usize) -> Result<&Arc<EventSchema>, &Undecoded> {
-        let stored = match slot {
+    fn cached(&self, slot: usize) -> Option<&Cached> {
+        match slot {
             LookupCache::UNCACHED => self.uncached.as_ref(),
             i => self.entries.get(i).and_then(|e| e.as_ref().map(|(_, v)| v)),
-        };
-        match stored {
-            Some(result) => result.as_ref(),
+        }
+    }
+
+    fn result(&self, slot: usize) -> Result<&Arc<EventSchema>, &Undecoded> {
+        match self.cached(slot) {
+            Some(cached) => cached.lookup.as_ref(),
             // Every slot handed out was filled first.
             None => Err(&Undecoded::UnknownProvider),
         }
+    }
+
+    /// The size check of the slot's layout for `pointer_size`.
+    fn size_check(&self, slot: usize, schema: &EventSchema, pointer_size: u8) -> Option<&payload::SizeCheck> {
+        let cached = self.cached(slot)?;
+        let check = &cached.checks[usize::from(pointer_size == 8)];
+        check.get_or_init(|| payload::SizeCheck::of(&schema.fields, pointer_size)).as_ref()
     }
 }
 
@@ -528,9 +552,10 @@ impl Schemas {
     }
 
     /// Whether an event decodes, as [`Schemas::decode_cached`] says it, for
-    /// counting (`nettrail info`): where the schema's layout has a fixed size
-    /// ([`payload::fixed_size`]), the payload's length says it without
-    /// decoding; else it is decoded into `values`. `values` is cleared first.
+    /// counting (`nettrail info`): where the schema's fields have fixed sizes
+    /// or are NUL-terminated strings ([`payload::decodes`]), the payload is
+    /// walked without making values; else it is decoded into `values`.
+    /// `values` is cleared first.
     pub fn check_cached<'c, 'a>(
         &self,
         cache: &'c mut LookupCache,
@@ -541,8 +566,9 @@ impl Schemas {
         let slot = self.lookup_cached(cache, record);
         let cache: &'c LookupCache = cache;
         let schema = cache.result(slot).map_err(Clone::clone)?;
-        match payload::fixed_size(&schema.fields, record.pointer_size) {
-            Some(size) if record.payload.len() >= size => Ok(schema),
+        match cache.size_check(slot, schema, record.pointer_size) {
+            Some(check) if check.decodes(record.payload) => Ok(schema),
+            // Decoded to say why not, or whether.
             _ => decode_in(cache, slot, record, values),
         }
     }
@@ -555,7 +581,7 @@ impl Schemas {
                 None => cache.put(key, self.schema_of(record)),
             },
             None => {
-                cache.uncached = Some(self.schema_of(record));
+                cache.uncached = Some(Cached::new(self.schema_of(record)));
                 LookupCache::UNCACHED
             }
         }
