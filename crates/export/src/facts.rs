@@ -81,14 +81,20 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                         }
                     };
                     summary.add(&record);
-                    // Only the stacks scan needs the values, of a few kinds of record.
-                    let decoded = if BufferScan::needs_decoding(&record) {
+                    // Only the stacks scan needs the values, of a few kinds of
+                    // record; counting needs the fields before their names.
+                    let decoded = if names && BufferScan::needs_decoding(&record) {
                         schemas.decode_cached(cache, &record, &mut values)
                     } else {
                         schemas.check_cached(cache, &record, &mut values)
                     };
                     coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-                    scan.add(&record, decoded.ok().map(|schema| (schema, &values[..])));
+                    let read = match decoded {
+                        Ok(schema) if names => Some(schema),
+                        Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
+                        Err(_) => None,
+                    };
+                    scan.add(&record, read.map(|schema| (schema, &values[..])));
                 }
                 if let Some(e) = contents.error {
                     summary.damaged(e);

@@ -132,14 +132,33 @@ struct FieldIndex {
     /// The layout (held, so that no other takes its place while cached).
     schema: Arc<EventSchema>,
     at: [Option<u16>; NAMES.len()],
+    /// How many of the layout's first fields hold every field a counting
+    /// scan reads (not a module's path or a method's names, which most often
+    /// end a layout and take most of its decoding).
+    counted_prefix: usize,
 }
+
+/// The fields a counting scan reads (a PDB's name only for being there).
+const COUNTED: [FactField; 10] = [
+    FactField::ProcessId,
+    FactField::Base,
+    FactField::ImageBase,
+    FactField::Size,
+    FactField::TimeDateStamp,
+    FactField::GuidSig,
+    FactField::PdbFileName,
+    FactField::Age,
+    FactField::MethodStartAddress,
+    FactField::MethodSize,
+];
 
 impl FieldIndex {
     fn new(schema: &Arc<EventSchema>) -> FieldIndex {
         let at = NAMES.map(|names| {
             schema.fields.iter().position(|f| names.contains(&f.name.as_str())).and_then(|i| u16::try_from(i).ok())
         });
-        FieldIndex { schema: schema.clone(), at }
+        let counted_prefix = COUNTED.iter().filter_map(|&f| at[f as usize]).map(|i| usize::from(i) + 1).max();
+        FieldIndex { schema: schema.clone(), at, counted_prefix: counted_prefix.unwrap_or(0) }
     }
 }
 
@@ -211,6 +230,32 @@ impl<'w> BufferScan<'w> {
     pub fn needs_decoding(record: &Record<'_>) -> bool {
         matches!(record.provider, IMAGE | IMAGE_ID | CLR | CLR_RUNDOWN)
             || (record.provider == PROCESS && record.opcode == 10)
+    }
+
+    /// For a counting scan, the values [`BufferScan::add`] reads of a record
+    /// that decodes with `schema`, decoded into `values` (cleared first):
+    /// only the fields before a path or names, and only of the records
+    /// counted (module loads and unloads, PDB identities, method loads).
+    /// `false` when the scan reads none of this record.
+    pub fn decode_counted<'a>(
+        &mut self,
+        schema: &Arc<EventSchema>,
+        record: &Record<'a>,
+        values: &mut Vec<Value<'a>>,
+    ) -> bool {
+        let counted = match record.provider {
+            IMAGE_ID => record.opcode == 36,
+            CLR => record.id == 143,
+            CLR_RUNDOWN => matches!(record.id, 143 | 144),
+            _ => Self::needs_decoding(record),
+        };
+        if !counted {
+            return false;
+        }
+        let index = self.field_index(schema);
+        let fields = schema.fields.get(..self.layouts[index].counted_prefix).unwrap_or_default();
+        values.clear();
+        nettrail_decode::payload::decode(fields, record.payload, record.pointer_size, values).is_ok()
     }
 
     /// Takes the record's stack part or module or method fact, if it has one;
