@@ -123,6 +123,12 @@ impl TraceFile {
         }
     }
 
+    /// A mapped file up to this size keeps its pages: handing them back
+    /// costs a TLB flush on every CPU, and each later pass faults them in
+    /// again (on a virtual machine, more than reading a small trace), to save
+    /// no more than this.
+    pub const KEPT_WHOLE: usize = 64 << 20;
+
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {
             Bytes::Mapped(m) => m,
@@ -133,10 +139,13 @@ impl TraceFile {
     /// Lets the OS drop the pages of `range` from this process: a reader
     /// done with a part of a large trace keeps its resident memory small.
     /// The bytes stay readable (they are read from the file again if
-    /// touched). Does nothing for a file read into memory, or off Unix.
+    /// touched). Does nothing for a file read into memory, off Unix, or for
+    /// a file of at most [`TraceFile::KEPT_WHOLE`] bytes.
     pub fn release(&self, range: std::ops::Range<usize>) {
         #[cfg(unix)]
-        if let Bytes::Mapped(m) = &self.bytes {
+        if let Bytes::Mapped(m) = &self.bytes
+            && m.len() > TraceFile::KEPT_WHOLE
+        {
             let end = range.end.min(m.len());
             if range.start < end {
                 // SAFETY: the map is a read-only shared mapping of a file.
