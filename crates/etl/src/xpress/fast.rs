@@ -166,26 +166,31 @@ unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
     // SAFETY (every access): reads are at from + k < at + k for k below
     // the bytes copied, writes at at + k within the bounds stated above.
     unsafe {
-        if offset >= 8 {
-            // 8-byte steps, each reading only bytes before the ones it writes.
-            // Four cover most matches.
+        if offset >= 16 {
+            // 16-byte steps, each reading only bytes before the ones it
+            // writes. Two cover most matches.
+            let step16 = |done: usize| {
+                let v = ptr::read_unaligned(dst.add(from + done).cast::<[u8; 16]>());
+                ptr::write_unaligned(dst.add(at + done).cast::<[u8; 16]>(), v);
+            };
+            step16(0);
+            step16(16);
+            let mut done = 32;
+            while done < length {
+                step16(done);
+                done += 16;
+            }
+        } else if offset >= 8 {
+            // The same in 8-byte steps; four cover most matches.
             for step in 0..4 {
                 let v = ptr::read_unaligned(dst.add(from + 8 * step).cast::<u64>());
                 ptr::write_unaligned(dst.add(at + 8 * step).cast::<u64>(), v);
             }
             let mut done = 32;
-            if offset >= 16 {
-                while done < length {
-                    let v = ptr::read_unaligned(dst.add(from + done).cast::<[u8; 16]>());
-                    ptr::write_unaligned(dst.add(at + done).cast::<[u8; 16]>(), v);
-                    done += 16;
-                }
-            } else {
-                while done < length {
-                    let v = ptr::read_unaligned(dst.add(from + done).cast::<u64>());
-                    ptr::write_unaligned(dst.add(at + done).cast::<u64>(), v);
-                    done += 8;
-                }
+            while done < length {
+                let v = ptr::read_unaligned(dst.add(from + done).cast::<u64>());
+                ptr::write_unaligned(dst.add(at + done).cast::<u64>(), v);
+                done += 8;
             }
         } else if offset == 1 {
             ptr::write_bytes(dst.add(at), *dst.add(from), length);
