@@ -506,7 +506,9 @@ impl Schemas {
                 |(scratch, releaser), info| {
                     let contents = trace.contents(info, scratch);
                     let mut found = Vec::new();
-                    for item in trace.records(info, &contents) {
+                    // Metadata is never a classic kernel record: those are stepped over.
+                    let mut records = trace.records(info, &contents);
+                    while let Some(item) = records.next_not_kernel() {
                         let Ok((_, record)) = item else { break };
                         if record.kind.is_classic() && record.provider == METADATA_CLASS {
                             match record.opcode {

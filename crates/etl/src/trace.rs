@@ -662,6 +662,28 @@ impl<'a> BufferRecords<'a> {
     }
 }
 
+impl<'a> BufferRecords<'a> {
+    /// The next record that is not a classic kernel record: those are
+    /// stepped over by their size, not read (a reader of providers' events,
+    /// such as one looking for a trace's metadata, walks a kernel trace
+    /// several times faster). Damage is reported as [`Iterator::next`] does.
+    pub fn next_not_kernel(&mut self) -> Option<Result<(usize, Record<'a>)>> {
+        while !self.done {
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            let Some(Ok(span)) = crate::record::kernel_span(rest) else { break };
+            // The time a WPP record without its own takes is the previous record's.
+            if let Some(at) = crate::record::timestamp_offset(rest) {
+                self.previous_timestamp = crate::bytes::u64_at(rest, at).unwrap_or(self.previous_timestamp);
+            }
+            self.pos += span;
+            if self.pos >= self.bytes.len() {
+                self.done = true;
+            }
+        }
+        self.next()
+    }
+}
+
 impl<'a> Iterator for BufferRecords<'a> {
     type Item = Result<(usize, Record<'a>)>;
 

@@ -74,3 +74,34 @@ fn batches_resolve_to_the_same_events_as_next() {
     assert_eq!(one_by_one.len(), 168_298);
     assert_eq!(one_by_one, batched);
 }
+
+#[test]
+fn stepping_over_kernel_records_yields_the_other_records_as_reading_them_all_does() {
+    let mut stepped = 0;
+    for entry in catalog() {
+        let name = entry["file"].as_str().unwrap();
+        let file = TraceFile::open(corpus_file(name)).unwrap();
+        let Ok(trace) = Trace::parse(file.bytes()) else { continue };
+        let mut scratch = Vec::new();
+        for info in trace.buffers() {
+            let contents = trace.contents(info, &mut scratch);
+            let mut all = Vec::new();
+            for item in trace.records(info, &contents) {
+                match item {
+                    Ok((at, r)) if r.kind.is_kernel() => stepped += usize::from(at > 0),
+                    Ok((at, r)) => all.push(Ok((at, r.timestamp, r.provider, r.id, r.payload.len()))),
+                    Err(e) => all.push(Err(e.to_string())),
+                }
+            }
+            let mut records = trace.records(info, &contents);
+            let mut others = Vec::new();
+            while let Some(item) = records.next_not_kernel() {
+                others.push(
+                    item.map(|(at, r)| (at, r.timestamp, r.provider, r.id, r.payload.len())).map_err(|e| e.to_string()),
+                );
+            }
+            assert_eq!(others, all, "{name}: buffer {}", info.index);
+        }
+    }
+    assert!(stepped > 100_000, "the corpus' kernel records: {stepped}");
+}

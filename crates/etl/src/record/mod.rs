@@ -312,6 +312,18 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Rec
     Ok(Some((record, span)))
 }
 
+/// The span of the classic kernel record (SYSTEM, COMPACT, PERFINFO) at the
+/// start of `data`, with padding, checked as [`parse_record`] checks it,
+/// without reading the rest; `None` for every other kind of record.
+pub fn kernel_span(data: &[u8]) -> Option<Result<usize, ErrorKind>> {
+    let marker = u32_at(data, 0)?;
+    if marker >> 24 != 0xC0 {
+        return None;
+    }
+    let kind = HeaderKind::from_header_type((marker >> 16) as u8).filter(|k| k.is_kernel())?;
+    Some(system::size(data, kind).map(|size| align8(size).min(data.len())))
+}
+
 /// Whether `data` begins the way a record does: a known marker and a header
 /// whose size fits its kind (the record may run past `data`, a prefix).
 pub(crate) fn starts_record(data: &[u8]) -> bool {

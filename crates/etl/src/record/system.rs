@@ -16,21 +16,34 @@ use crate::bytes::{u16_of, u32_of, u64_of};
 use crate::error::ErrorKind;
 use crate::kernel;
 
-pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
+/// The header's length, where the counters after it end, and the record's size (checked).
+fn sizes(data: &[u8], kind: HeaderKind) -> Result<(usize, usize, usize), ErrorKind> {
     let header_len = match kind {
         HeaderKind::System32 | HeaderKind::System64 => 0x20,
         HeaderKind::Compact32 | HeaderKind::Compact64 => 0x18,
         _ => 0x10,
     };
-    let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
     // Every kernel header has at least the 0x10 bytes of the PERFINFO form.
-    let h: &[u8; 0x10] = data.first_chunk().ok_or_else(short)?;
+    let h: &[u8; 0x10] =
+        data.first_chunk().ok_or(ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() })?;
     let version_word = u16_of(h, 0);
-    let size = u16_of(h, 4);
-    let hook_id = u16_of(h, 6);
     let pebs = if version_word & 0x8000 != 0 { 8 } else { 0 };
     let pmc = usize::from((version_word >> 8) & 0x7) * 8;
-    let size = checked_size(size, header_len + pebs + pmc, data)?;
+    let counters_end = header_len + pebs + pmc;
+    Ok((header_len, counters_end, checked_size(u16_of(h, 4), counters_end, data)?))
+}
+
+/// The size of the kernel record at the start of `data`, as [`parse`] checks it.
+pub(super) fn size(data: &[u8], kind: HeaderKind) -> Result<usize, ErrorKind> {
+    sizes(data, kind).map(|(_, _, size)| size)
+}
+
+pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
+    let (header_len, counters_end, size) = sizes(data, kind)?;
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
+    let h: &[u8; 0x10] = data.first_chunk().ok_or_else(short)?;
+    let version_word = u16_of(h, 0);
+    let hook_id = u16_of(h, 6);
 
     let hook = KernelHook { group: (hook_id >> 8) as u8, opcode: hook_id as u8 };
     let mut r = Record::empty(kind, size as u16, kind.pointer_size().unwrap_or(8));
@@ -51,7 +64,6 @@ pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKi
             }
         }
     }
-    let counters_end = header_len + pebs + pmc;
     r.performance_counters = data.get(header_len..counters_end).unwrap_or_default();
     r.payload = data.get(counters_end..size).unwrap_or_default();
     Ok(r)
