@@ -42,12 +42,9 @@ with open(sys.argv[1], 'rb') as f:
         }) + '\\n')
 ";
 
+/// The binary the benchmarks time: linked as `cargo xtask dist` links it.
 pub fn nettrail_binary() -> anyhow::Result<PathBuf> {
-    let status = Command::new("cargo").args(["build", "--release", "--quiet", "-p", "nettrail"]).status()?;
-    if !status.success() {
-        bail!("building nettrail failed");
-    }
-    Ok(nettrail_testkit::target_dir().join("release").join("nettrail"))
+    crate::dist::build("release")
 }
 
 /// Best wall time of `runs` runs, stdout discarded.

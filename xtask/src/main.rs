@@ -6,6 +6,7 @@ mod bench;
 mod bench_info;
 mod bench_scale;
 mod bench_xpress;
+mod dist;
 mod gen_layouts;
 mod hostile;
 mod repeat;
@@ -61,6 +62,11 @@ enum Task {
     BenchScale(bench_scale::Args),
     /// XPRESS decompression throughput on the corpus' compressed buffers, against a reference decoder.
     BenchXpress(bench_xpress::Args),
+    /// Build the `nettrail` binary to hand out (`target/dist/nettrail`; static on Linux with glibc).
+    Dist {
+        #[arg(long, default_value = "dist")]
+        profile: String,
+    },
     /// Seed the `xpress` fuzz target with the corpus' compressed buffers.
     FuzzSeeds {
         #[arg(default_value = "fuzz/corpus/xpress")]
@@ -108,6 +114,7 @@ fn main() -> anyhow::Result<()> {
         Task::BenchInfo(args) => bench_info::run(&args)?,
         Task::BenchScale(args) => bench_scale::run(&args)?,
         Task::BenchXpress(args) => bench_xpress::run(&args)?,
+        Task::Dist { profile } => eprintln!("built {}", dist::build(&profile)?.display()),
         Task::FuzzSeeds { output } => bench_xpress::write_fuzz_seeds(&output)?,
         Task::Hostile { output } => hostile::run(&output)?,
         Task::GenLayouts { jdu, repnz, msquic, reference, layouts, synth } => gen_layouts::run(
