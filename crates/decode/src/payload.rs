@@ -214,6 +214,11 @@ impl SizeCheck {
                 _ => steps.push(step),
             }
         }
+        // What ends the layout and cannot fail (a path at the end of an image
+        // load) need not be walked.
+        while matches!(steps.last(), Some(SizeStep::Terminated(_) | SizeStep::Rest)) {
+            steps.pop();
+        }
         Some(SizeCheck(steps))
     }
 

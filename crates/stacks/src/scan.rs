@@ -139,12 +139,11 @@ struct FieldIndex {
 }
 
 /// The fields a counting scan reads (a PDB's name only for being there).
-const COUNTED: [FactField; 10] = [
+const COUNTED: [FactField; 9] = [
     FactField::ProcessId,
     FactField::Base,
     FactField::ImageBase,
     FactField::Size,
-    FactField::TimeDateStamp,
     FactField::GuidSig,
     FactField::PdbFileName,
     FactField::Age,
