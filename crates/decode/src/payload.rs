@@ -275,7 +275,7 @@ pub fn fixed_size(fields: &[Field], pointer_size: u8) -> Option<usize> {
         let one = element_size(field, pointer_size)?;
         let count = match field.count {
             None => 1,
-            // An array of elements that take no bytes fails at the payload's end.
+            // An array of elements that take no bytes does not decode.
             Some(Len::Fixed(n)) if one > 0 || n == 0 => n as usize,
             Some(_) => return None,
         };
@@ -353,9 +353,10 @@ fn decode_level<'a>(fields: &[Field], c: &mut Cursor<'a>, out: &mut Vec<Value<'a
                     }
                     let before = c.pos;
                     items.push(decode_one(field, c, out, base).map_err(err)?);
-                    if c.pos == before && c.rest().is_empty() {
-                        // Elements that take no bytes would repeat forever.
-                        return Err(err("array runs past the end of the payload"));
+                    if c.pos == before {
+                        // Elements that take no bytes would repeat as often
+                        // as the count says (forever, for "to the end").
+                        return Err(err("array elements take no bytes"));
                     }
                 }
                 Value::Array(items)
@@ -624,6 +625,86 @@ mod tests {
         let mut ahead = f("Items", InType::UInt32);
         ahead.count = Some(Len::Field(1));
         assert_eq!(decodes(&[ahead, f("N", InType::UInt32)], &[0; 8], 8), None);
+    }
+
+    #[test]
+    fn size_checks_of_random_layouts_agree_with_decoding_random_payloads() {
+        // A small deterministic generator: layouts of every in-type, with
+        // fixed, referenced, prefixed and remaining lengths and counts,
+        // against payloads of small values (counts that fit) and zeros.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let types = [
+            InType::Null,
+            InType::UnicodeString,
+            InType::AnsiString,
+            InType::UInt8,
+            InType::Int16,
+            InType::UInt16,
+            InType::UInt32,
+            InType::UInt64,
+            InType::Boolean,
+            InType::Binary,
+            InType::Guid,
+            InType::Pointer,
+            InType::Sid,
+            InType::CountedString,
+            InType::Struct,
+        ];
+        let (mut walked, mut agreed) = (0, 0);
+        for _ in 0..20_000 {
+            let mut fields = Vec::new();
+            for at in 0..1 + next(5) as usize {
+                let mut field = f("F", types[next(types.len() as u64) as usize]);
+                if field.in_type == InType::Struct {
+                    field.members = vec![f("A", InType::UInt16), f("B", InType::UInt8)];
+                }
+                let mut len = || match next(10) {
+                    0 => Some(Len::Fixed(next(4) as u32)),
+                    1 if at > 0 => Some(Len::Field(next(at as u64) as usize)),
+                    2 => Some(Len::Prefixed),
+                    3 => Some(Len::Remaining),
+                    _ => None,
+                };
+                field.length = len();
+                field.count = len();
+                if next(8) == 0 {
+                    field.out_type = OutType::Boolean;
+                }
+                fields.push(field);
+            }
+            let payload: Vec<u8> = (0..next(40)).map(|_| if next(3) == 0 { 0 } else { next(4) as u8 }).collect();
+            for pointer_size in [4u8, 8] {
+                let mut out = Vec::new();
+                let decoded = decode(&fields, &payload, pointer_size, &mut out).is_ok();
+                if let Some(verdict) = decodes(&fields, &payload, pointer_size) {
+                    walked += 1;
+                    agreed += usize::from(verdict == decoded);
+                    assert_eq!(verdict, decoded, "{fields:?} {payload:?} {pointer_size}");
+                }
+            }
+        }
+        assert!(walked > 5_000, "layouts a size check took: {walked}");
+        assert_eq!(agreed, walked);
+    }
+
+    #[test]
+    fn an_array_of_elements_that_take_no_bytes_is_an_error_not_a_hang() {
+        // A hostile trace's own event info can lay out such an array, its
+        // count read from the payload or running to the payload's end.
+        for count in [Len::Remaining, Len::Field(0), Len::Fixed(3)] {
+            let mut nothing = f("Nothing", InType::Null);
+            nothing.count = Some(count);
+            let fields = [f("N", InType::UInt64), nothing];
+            let mut out = Vec::new();
+            let e = decode(&fields, &[0xFF; 16], 8, &mut out).unwrap_err();
+            assert_eq!((e.field.as_str(), e.reason), ("Nothing", "array elements take no bytes"), "{count:?}");
+        }
     }
 
     #[test]
