@@ -85,16 +85,17 @@ pub struct Trace<'data> {
     expanded: Expanded,
 }
 
-/// Decompressed buffers kept between the passes of one command (a command
-/// reads a trace two or three times: its metadata, the stacks or the
-/// counts, the merge), up to [`Expanded::KEEP`] bytes: a compressed trace
-/// of up to ~16 MB is decompressed once, a larger one again past that.
 /// A decompressed buffer's bytes and the error that cut them short.
 type ExpandedBuffer = (Vec<u8>, Option<Error>);
 
+/// Decompressed buffers kept between the passes of one command (a command
+/// reads a trace two or three times: its metadata, the stacks or the
+/// counts, the merge), up to [`Expanded::KEEP`] bytes: a compressed trace
+/// of up to ~16 MB is decompressed once; of a larger one, its first buffers.
 struct Expanded {
-    /// By buffer index: the buffer's bytes and the error that cut them short
-    /// (boxed: most slots stay empty, and each costs a pointer, not the pair).
+    /// By buffer index, for the first buffers of the file: the buffer's bytes
+    /// and the error that cut them short (boxed: a slot left empty costs a
+    /// pointer, not the pair).
     buffers: Vec<std::sync::OnceLock<Box<ExpandedBuffer>>>,
     kept: std::sync::atomic::AtomicUsize,
 }
@@ -103,8 +104,12 @@ impl Expanded {
     /// The most decompressed bytes kept.
     const KEEP: usize = 64 << 20;
 
-    fn new(buffers: usize) -> Expanded {
-        Expanded { buffers: (0..buffers).map(|_| std::sync::OnceLock::new()).collect(), kept: 0.into() }
+    /// Slots for the buffers that may be kept: the first in file order, up
+    /// to [`Expanded::KEEP`] bytes of records (the passes begin there, in
+    /// file or time order; a slot for every buffer would grow with the trace).
+    fn new(buffers: &[BufferInfo]) -> Expanded {
+        let slots = runs(buffers, Expanded::KEEP).next().map_or(0, <[_]>::len);
+        Expanded { buffers: (0..slots).map(|_| std::sync::OnceLock::new()).collect(), kept: 0.into() }
     }
 
     fn get(&self, info: &BufferInfo) -> Option<&ExpandedBuffer> {
@@ -381,7 +386,7 @@ impl<'data> Trace<'data> {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
         buffers.shrink_to_fit();
-        let expanded = Expanded::new(buffers.len());
+        let expanded = Expanded::new(&buffers);
         Ok(Trace {
             data,
             file,
@@ -439,22 +444,7 @@ impl<'data> Trace<'data> {
     /// a run). A pass that searches a run in parallel and takes its findings
     /// in order before the next holds one run's findings, not the trace's.
     pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
-        let mut rest = &self.buffers[..];
-        std::iter::from_fn(move || {
-            // Buffers are taken while those before them hold less than `bytes`.
-            let mut held = 0usize;
-            let len = rest
-                .iter()
-                .take_while(|b| {
-                    let before = held;
-                    held = held.saturating_add(b.header.filled as usize);
-                    before < bytes
-                })
-                .count();
-            let (run, after) = rest.split_at(len);
-            rest = after;
-            (!run.is_empty()).then_some(run)
-        })
+        runs(&self.buffers, bytes)
     }
 
     /// Damage found along the chain of buffers (skipped headers, copies of
@@ -506,6 +496,27 @@ impl<'data> Trace<'data> {
     pub fn records<'a>(&self, info: &BufferInfo, contents: &BufferContents<'a>) -> BufferRecords<'a> {
         BufferRecords::new(contents.bytes, info, self.pointer_size)
     }
+}
+
+/// `buffers` in runs of consecutive buffers holding about `bytes` of
+/// records ([`Trace::buffer_runs`]).
+fn runs(buffers: &[BufferInfo], bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
+    let mut rest = buffers;
+    std::iter::from_fn(move || {
+        // Buffers are taken while those before them hold less than `bytes`.
+        let mut held = 0usize;
+        let len = rest
+            .iter()
+            .take_while(|b| {
+                let before = held;
+                held = held.saturating_add(b.header.filled as usize);
+                before < bytes
+            })
+            .count();
+        let (run, after) = rest.split_at(len);
+        rest = after;
+        (!run.is_empty()).then_some(run)
+    })
 }
 
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
