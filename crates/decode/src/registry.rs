@@ -484,9 +484,11 @@ impl Schemas {
     /// Learns the schemas a trace carries outside its events' own metadata:
     /// TRACE_EVENT_INFO that a merge embedded (KernelTraceControl MetaData
     /// events) and EventSource manifests (event 0xFFFE). The buffers are
-    /// searched in parallel; what is found is then read in file order (chunks
-    /// of one manifest come from one thread, in order). Returns what could
-    /// not be read.
+    /// searched in parallel, a run of them at a time; what a run holds is
+    /// read in file order (chunks of one manifest come from one thread, in
+    /// order) before the next is searched, so a trace that repeats its
+    /// metadata (every rundown) is not held in copies. Returns what could not
+    /// be read.
     pub fn learn(&mut self, trace: &nettrail_etl::Trace<'_>) -> Vec<String> {
         use rayon::prelude::*;
 
@@ -498,12 +500,18 @@ impl Schemas {
             EventMapInfo(Vec<u8>),
             ManifestChunk(Guid, Vec<u8>),
         }
-        let found: Vec<Vec<Found>> = trace
-            .buffers()
-            .par_iter()
-            .map_init(
-                || (Vec::new(), nettrail_etl::Releaser::new(trace)),
-                |(scratch, releaser), info| {
+        /// Records searched per run (decompressed bytes).
+        const RUN_BYTES: usize = 32 << 20;
+        let mut embedded = EmbeddedMetadata::new();
+        let mut manifests = EventSourceManifests::new();
+        let mut problems = Vec::new();
+        // Released run after run, so the pages go back in large steps (a
+        // page fault maps the pages around it again, a step's end included).
+        let mut releaser = nettrail_etl::Releaser::new(trace);
+        for run in trace.buffer_runs(RUN_BYTES) {
+            let found: Vec<Vec<Found>> = run
+                .par_iter()
+                .map_init(Vec::new, |scratch, info| {
                     let contents = trace.contents(info, scratch);
                     let mut found = Vec::new();
                     // Metadata is never a classic kernel record: those are stepped over.
@@ -520,22 +528,19 @@ impl Schemas {
                             found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
                         }
                     }
-                    releaser.done(info);
                     found
-                },
-            )
-            .collect();
-        let mut embedded = EmbeddedMetadata::new();
-        let mut manifests = EventSourceManifests::new();
-        let mut problems = Vec::new();
-        for item in found.into_iter().flatten() {
-            let result = match item {
-                Found::EventInfo(payload) => embedded.add_event_info(&payload),
-                Found::EventMapInfo(payload) => embedded.add_event_map_info(&payload),
-                Found::ManifestChunk(provider, payload) => manifests.add_chunk(provider, &payload),
-            };
-            if let Err(e) = result {
-                problems.push(e);
+                })
+                .collect();
+            run.iter().for_each(|info| releaser.done(info));
+            for item in found.into_iter().flatten() {
+                let result = match item {
+                    Found::EventInfo(payload) => embedded.add_event_info(&payload),
+                    Found::EventMapInfo(payload) => embedded.add_event_map_info(&payload),
+                    Found::ManifestChunk(provider, payload) => manifests.add_chunk(provider, &payload),
+                };
+                if let Err(e) = result {
+                    problems.push(e);
+                }
             }
         }
         self.invalidate();

@@ -481,6 +481,14 @@ impl<'data> Trace<'data> {
         &self.buffers
     }
 
+    /// Every buffer, in file order, in runs of consecutive buffers holding
+    /// about `bytes` of records (as their headers claim; at least one buffer
+    /// a run). A pass that searches a run in parallel and takes its findings
+    /// in order before the next holds one run's findings, not the trace's.
+    pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
+        runs(&self.buffers, bytes)
+    }
+
     /// Damage found along the chain of buffers (skipped headers, copies of
     /// buffers, buffers missing from the file), in file order. The damage
     /// inside buffers is found by reading their records.
@@ -521,6 +529,27 @@ impl<'data> Trace<'data> {
     pub fn records<'a>(&self, info: &BufferInfo, contents: &BufferContents<'a>) -> BufferRecords<'a> {
         BufferRecords::new(contents.bytes, info, self.pointer_size)
     }
+}
+
+/// `buffers` in runs of consecutive buffers holding about `bytes` of
+/// records ([`Trace::buffer_runs`]).
+fn runs(buffers: &[BufferInfo], bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
+    let mut rest = buffers;
+    std::iter::from_fn(move || {
+        // Buffers are taken while those before them hold less than `bytes`.
+        let mut held = 0usize;
+        let len = rest
+            .iter()
+            .take_while(|b| {
+                let before = held;
+                held = held.saturating_add(b.header.filled as usize);
+                before < bytes
+            })
+            .count();
+        let (run, after) = rest.split_at(len);
+        rest = after;
+        (!run.is_empty()).then_some(run)
+    })
 }
 
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {

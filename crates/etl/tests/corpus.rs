@@ -105,3 +105,24 @@ fn stepping_over_kernel_records_yields_the_other_records_as_reading_them_all_doe
     }
     assert!(stepped > 100_000, "the corpus' kernel records: {stepped}");
 }
+
+#[test]
+fn buffer_runs_hold_every_buffer_once_in_file_order() {
+    let file = TraceFile::open(corpus_file("perfview__net.4.5.2.x86.etl")).unwrap();
+    let trace = Trace::parse(file.bytes()).unwrap();
+    let bytes = 256 << 10;
+    let runs: Vec<_> = trace.buffer_runs(bytes).collect();
+    assert!(runs.len() > 10, "{} runs", runs.len());
+    let indices: Vec<u32> = runs.iter().flat_map(|r| r.iter().map(|b| b.index)).collect();
+    let all: Vec<u32> = trace.buffers().iter().map(|b| b.index).collect();
+    assert_eq!(indices, all);
+    for run in &runs {
+        // Buffers are taken while those before them hold less than `bytes`.
+        let (_, before) = run.split_last().unwrap();
+        assert!(before.iter().map(|b| b.header.filled as usize).sum::<usize>() < bytes);
+    }
+    // A run stops once it holds `bytes`: every run but the last reaches them.
+    for run in &runs[..runs.len() - 1] {
+        assert!(run.iter().map(|b| b.header.filled as usize).sum::<usize>() >= bytes);
+    }
+}
