@@ -31,6 +31,7 @@
 //! in-type, optional out-type, then `len=`/`count=` (a number or `@field`)
 //! and `map=`. `count=*` repeats a field to the end of the payload.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -53,29 +54,38 @@ impl std::fmt::Display for LayoutError {
 }
 
 /// Splits a line into words; double quotes group words (with `\"` inside).
-fn words(line: &str) -> Result<Vec<String>, String> {
+fn words(line: &str) -> Result<Vec<Cow<'_, str>>, String> {
     let mut out = Vec::new();
-    let mut chars = line.trim().chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
+    let mut rest = line.trim();
+    while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+        rest = &rest[start..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let bare = &rest[..end];
+        // Most words are bare, and a bare word is its own text (a file of
+        // layouts is parsed whole for the first event of its provider met).
+        if !bare.contains(['"', '\\']) {
+            out.push(Cow::Borrowed(bare));
+            rest = &rest[end..];
             continue;
         }
         let mut word = String::new();
         let mut quoted = false;
-        while let Some(&c) = chars.peek() {
+        let mut chars = rest.char_indices().peekable();
+        let mut taken = rest.len();
+        while let Some(&(at, c)) = chars.peek() {
             if c == '"' {
                 quoted = !quoted;
                 chars.next();
             } else if c == '\\' && quoted {
                 chars.next();
                 match chars.next() {
-                    Some('n') => word.push('\n'),
-                    Some('t') => word.push('\t'),
-                    Some(other) => word.push(other),
+                    Some((_, 'n')) => word.push('\n'),
+                    Some((_, 't')) => word.push('\t'),
+                    Some((_, other)) => word.push(other),
                     None => return Err("line ends after a backslash".into()),
                 }
             } else if c.is_whitespace() && !quoted {
+                taken = at;
                 break;
             } else {
                 word.push(c);
@@ -85,7 +95,8 @@ fn words(line: &str) -> Result<Vec<String>, String> {
         if quoted {
             return Err("unterminated quote".into());
         }
-        out.push(word);
+        out.push(Cow::Owned(word));
+        rest = &rest[taken..];
     }
     Ok(out)
 }
@@ -182,7 +193,7 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                 let [value, text] = w.as_slice() else {
                     return Err(fail("a map entry is a value and a quoted text".into()));
                 };
-                map.entries.push((number(value).map_err(fail)?, text.clone()));
+                map.entries.push((number(value).map_err(fail)?, text.to_string()));
                 continue;
             }
             let event = pending.last_mut().ok_or_else(|| fail("a field line before any event".into()))?;
@@ -194,8 +205,8 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
             map.entries.sort_by_key(|(v, _)| *v);
             maps.insert(map.name.clone(), Arc::new(map));
         }
-        let arg = |k: usize| w.get(k).map(String::as_str).ok_or_else(|| fail(format!("{} needs more words", w[0])));
-        match w[0].as_str() {
+        let arg = |k: usize| w.get(k).map(|s| s.as_ref()).ok_or_else(|| fail(format!("{} needs more words", w[0])));
+        match w[0].as_ref() {
             "provider" | "kernel" => {
                 if seen_provider {
                     return Err(fail("one provider or kernel class per file".into()));
@@ -216,7 +227,7 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
             "keyword" => provider.keywords.push((number(arg(1)?).map_err(fail)?, arg(2)?.to_string())),
             "task" => {
                 // A task shows as its message where it has one.
-                let shown = w.get(3).unwrap_or(&w[2]).clone();
+                let shown = w.get(3).unwrap_or(&w[2]).to_string();
                 names.tasks.insert(small(arg(1)?).map_err(fail)?, shown);
             }
             "opcode" => {
@@ -224,7 +235,7 @@ pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
                     Some((t, v)) => (Some(small(t).map_err(fail)?), small(v).map_err(fail)?),
                     None => (None, small(arg(1)?).map_err(fail)?),
                 };
-                let shown = w.get(3).unwrap_or(&w[2]).clone();
+                let shown = w.get(3).unwrap_or(&w[2]).to_string();
                 names.opcodes.insert((task, value), shown);
             }
             "map" => {
@@ -301,7 +312,7 @@ fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
     })
 }
 
-fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> Result<PendingEvent, String> {
+fn parse_event(w: &[Cow<'_, str>], provider: &ProviderInfo, classic: Option<Guid>) -> Result<PendingEvent, String> {
     let ids = w.get(1).ok_or("event needs an id")?;
     let versions = version_range(w.get(2).ok_or("event needs a version")?)?;
     let mut event = PendingEvent {
@@ -330,7 +341,7 @@ fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> 
             _ if classic.is_some() && opcode_names.is_empty() && event.message.is_none() => {
                 opcode_names = word.split(',').map(str::to_string).collect();
             }
-            _ => event.message = Some(word.clone()),
+            _ => event.message = Some(word.to_string()),
         }
     }
     let id_list: Vec<&str> = ids.split(',').collect();
@@ -350,13 +361,13 @@ fn parse_event(w: &[String], provider: &ProviderInfo, classic: Option<Guid>) -> 
 }
 
 fn parse_field(
-    w: &[String],
+    w: &[Cow<'_, str>],
     maps: &HashMap<String, Arc<ValueMap>>,
 ) -> Result<(Field, Option<String>, Option<String>), String> {
     let name = w.first().ok_or("a field needs a name")?;
     let in_type = w.get(1).ok_or("a field needs a type")?;
     let in_type = InType::from_name(in_type).ok_or_else(|| format!("unknown in-type {in_type:?}"))?;
-    let mut field = Field::new(name.clone(), in_type);
+    let mut field = Field::new(name.as_ref(), in_type);
     let (mut len_ref, mut count_ref) = (None, None);
     for word in w.iter().skip(2) {
         match word.split_once('=') {
