@@ -6,7 +6,6 @@
 //! more than `nettrail info` takes on a small trace, which needs a few.
 //! [`BuiltIn::get`] parses every file (listing them, tests).
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use nettrail_etl::Guid;
@@ -22,12 +21,12 @@ include!(concat!(env!("OUT_DIR"), "/layout_files.rs"));
 pub struct BuiltIn {
     /// For keys whose layout differs between Windows builds, the newest
     /// build's (what a trace of unknown build decodes with).
-    pub events: HashMap<SchemaKey, Arc<EventSchema>>,
+    pub events: FastMap<SchemaKey, Arc<EventSchema>>,
     /// Keys whose layout differs between Windows builds: each layout with its builds.
-    pub by_build: HashMap<SchemaKey, Vec<(Builds, Arc<EventSchema>)>>,
-    pub providers: HashMap<Guid, Arc<ProviderInfo>>,
+    pub by_build: FastMap<SchemaKey, Vec<(Builds, Arc<EventSchema>)>>,
+    pub providers: FastMap<Guid, Arc<ProviderInfo>>,
     /// Where each layout came from (`builds …: file`), by key and builds.
-    pub origins: HashMap<(SchemaKey, Option<Builds>), String>,
+    pub origins: FastMap<(SchemaKey, Option<Builds>), String>,
     /// Files that did not parse (a test keeps this empty).
     pub errors: Vec<(String, LayoutError)>,
     /// The versions of each manifest event (any build), ascending.

@@ -31,8 +31,8 @@
 //! in-type, optional out-type, then `len=`/`count=` (a number or `@field`)
 //! and `map=`. `count=*` repeats a field to the end of the payload.
 
+use crate::fasthash::FastMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use nettrail_etl::Guid;
@@ -147,8 +147,8 @@ struct PendingEvent {
 }
 
 struct Names {
-    tasks: HashMap<u16, String>,
-    opcodes: HashMap<(Option<u16>, u8), String>,
+    tasks: FastMap<u16, String>,
+    opcodes: FastMap<(Option<u16>, u8), String>,
 }
 
 /// Everything one layout file declares.
@@ -168,9 +168,9 @@ pub struct LayoutFile {
 pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
     let mut provider = ProviderInfo::default();
     let mut classic: Option<Guid> = None;
-    let mut maps: HashMap<String, Arc<ValueMap>> = HashMap::new();
+    let mut maps: FastMap<String, Arc<ValueMap>> = FastMap::default();
     let mut open_map: Option<ValueMap> = None;
-    let mut names = Names { tasks: HashMap::new(), opcodes: HashMap::new() };
+    let mut names = Names { tasks: FastMap::default(), opcodes: FastMap::default() };
     let mut pending: Vec<PendingEvent> = Vec::new();
     let mut seen_provider = false;
 
@@ -362,7 +362,7 @@ fn parse_event(w: &[Cow<'_, str>], provider: &ProviderInfo, classic: Option<Guid
 
 fn parse_field(
     w: &[Cow<'_, str>],
-    maps: &HashMap<String, Arc<ValueMap>>,
+    maps: &FastMap<String, Arc<ValueMap>>,
 ) -> Result<(Field, Option<String>, Option<String>), String> {
     let name = w.first().ok_or("a field needs a name")?;
     let in_type = w.get(1).ok_or("a field needs a type")?;
