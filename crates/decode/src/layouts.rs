@@ -53,52 +53,76 @@ impl std::fmt::Display for LayoutError {
     }
 }
 
-/// Splits a line into words; double quotes group words (with `\"` inside).
+/// Splits a line into words at ASCII white space; double quotes group words
+/// (with `\"` inside). One pass over the bytes for the words that are their
+/// own text (bare, or quoted without escapes): layout files are read when a
+/// trace first needs their provider, so this is start-up time.
 fn words(line: &str) -> Result<Vec<Cow<'_, str>>, String> {
-    let mut out = Vec::new();
-    let mut rest = line.trim();
-    while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
-        rest = &rest[start..];
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        let bare = &rest[..end];
-        // Most words are bare, and a bare word is its own text (a file of
-        // layouts is parsed whole for the first event of its provider met).
-        if !bare.contains(['"', '\\']) {
-            out.push(Cow::Borrowed(bare));
-            rest = &rest[end..];
+    let bytes = line.as_bytes();
+    let mut out = Vec::with_capacity(8);
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
             continue;
         }
-        let mut word = String::new();
-        let mut quoted = false;
-        let mut chars = rest.char_indices().peekable();
-        let mut taken = rest.len();
-        while let Some(&(at, c)) = chars.peek() {
-            if c == '"' {
-                quoted = !quoted;
-                chars.next();
-            } else if c == '\\' && quoted {
-                chars.next();
-                match chars.next() {
-                    Some((_, 'n')) => word.push('\n'),
-                    Some((_, 't')) => word.push('\t'),
-                    Some((_, other)) => word.push(other),
-                    None => return Err("line ends after a backslash".into()),
-                }
-            } else if c.is_whitespace() && !quoted {
-                taken = at;
-                break;
-            } else {
-                word.push(c);
-                chars.next();
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && !matches!(bytes[i], b'"' | b'\\') {
+            i += 1;
+        }
+        if bytes.get(i).is_none_or(u8::is_ascii_whitespace) {
+            out.push(Cow::Borrowed(&line[start..i]));
+            continue;
+        }
+        if i == start && bytes[i] == b'"' {
+            let close = bytes[i + 1..].iter().position(|&b| b == b'"' || b == b'\\').map(|at| i + 1 + at);
+            if let Some(close) = close
+                && bytes[close] == b'"'
+                && bytes.get(close + 1).is_none_or(u8::is_ascii_whitespace)
+            {
+                out.push(Cow::Borrowed(&line[i + 1..close]));
+                i = close + 1;
+                continue;
             }
         }
-        if quoted {
-            return Err("unterminated quote".into());
-        }
+        let (word, taken) = unquote(&line[start..])?;
         out.push(Cow::Owned(word));
-        rest = &rest[taken..];
+        i = start + taken;
     }
     Ok(out)
+}
+
+/// The word `text` starts with, its quotes removed and escapes replaced, and
+/// the bytes it takes.
+fn unquote(text: &str) -> Result<(String, usize), String> {
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut chars = text.char_indices().peekable();
+    let mut taken = text.len();
+    while let Some(&(at, c)) = chars.peek() {
+        if c == '"' {
+            quoted = !quoted;
+            chars.next();
+        } else if c == '\\' && quoted {
+            chars.next();
+            match chars.next() {
+                Some((_, 'n')) => word.push('\n'),
+                Some((_, 't')) => word.push('\t'),
+                Some((_, other)) => word.push(other),
+                None => return Err("line ends after a backslash".into()),
+            }
+        } else if c.is_ascii_whitespace() && !quoted {
+            taken = at;
+            break;
+        } else {
+            word.push(c);
+            chars.next();
+        }
+    }
+    if quoted {
+        return Err("unterminated quote".into());
+    }
+    Ok((word, taken))
 }
 
 fn number(s: &str) -> Result<u64, String> {
@@ -133,8 +157,8 @@ impl std::fmt::Display for Builds {
     }
 }
 
-/// An event being read, before its fields' references are resolved.
-struct PendingEvent {
+/// An event statement's line, read before its field lines.
+struct EventLine {
     keys: Vec<(SchemaKey, Option<String>)>,
     builds: Option<Builds>,
     origin: Option<String>,
@@ -142,8 +166,6 @@ struct PendingEvent {
     /// The descriptor values the line states (task and opcode also name the event).
     declared: Declared,
     message: Option<String>,
-    /// (field, `len=@name`, `count=@name`).
-    fields: Vec<(Field, Option<String>, Option<String>)>,
 }
 
 struct Names {
@@ -166,139 +188,217 @@ pub struct LayoutFile {
 
 /// Parses one layout file; `source` is recorded on every schema.
 pub fn parse(text: &str, source: Source) -> Result<LayoutFile, LayoutError> {
-    let mut provider = ProviderInfo::default();
-    let mut classic: Option<Guid> = None;
-    let mut maps: FastMap<String, Arc<ValueMap>> = FastMap::default();
-    let mut open_map: Option<ValueMap> = None;
-    let mut names = Names { tasks: FastMap::default(), opcodes: FastMap::default() };
-    let mut pending: Vec<PendingEvent> = Vec::new();
-    let mut seen_provider = false;
-
-    // The `# builds …` comment of the event that follows it.
-    let mut origin: Option<String> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let fail = |message: String| LayoutError { line: line_no, message };
-        let trimmed = raw.trim();
-        if let Some(comment) = trimmed.strip_prefix("# builds ").filter(|_| !raw.starts_with(' ')) {
-            origin = Some(format!("builds {comment}"));
-        }
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let w = words(trimmed).map_err(fail)?;
-        let indented = raw.starts_with(' ') || raw.starts_with('\t');
-        if indented {
-            if let Some(map) = open_map.as_mut() {
-                let [value, text] = w.as_slice() else {
-                    return Err(fail("a map entry is a value and a quoted text".into()));
-                };
-                map.entries.push((number(value).map_err(fail)?, text.to_string()));
-                continue;
-            }
-            let event = pending.last_mut().ok_or_else(|| fail("a field line before any event".into()))?;
-            event.fields.push(parse_field(&w, &maps).map_err(fail)?);
-            continue;
-        }
-        if let Some(map) = open_map.take() {
-            let mut map = map;
-            map.entries.sort_by_key(|(v, _)| *v);
-            maps.insert(map.name.clone(), Arc::new(map));
-        }
-        let arg = |k: usize| w.get(k).map(|s| s.as_ref()).ok_or_else(|| fail(format!("{} needs more words", w[0])));
-        match w[0].as_ref() {
-            "provider" | "kernel" => {
-                if seen_provider {
-                    return Err(fail("one provider or kernel class per file".into()));
-                }
-                seen_provider = true;
-                provider.name = arg(1)?.to_string();
-                provider.guid = arg(2)?.parse().map_err(|e| fail(format!("{e}")))?;
-                if w[0] == "kernel" {
-                    classic = Some(provider.guid);
-                }
-            }
-            "channel" => {
-                provider.channels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
-            }
-            "level" => {
-                provider.levels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
-            }
-            "keyword" => provider.keywords.push((number(arg(1)?).map_err(fail)?, arg(2)?.to_string())),
-            "task" => {
-                // A task shows as its message where it has one.
-                let shown = w.get(3).unwrap_or(&w[2]).to_string();
-                names.tasks.insert(small(arg(1)?).map_err(fail)?, shown);
-            }
-            "opcode" => {
-                let (task, value) = match arg(1)?.split_once(':') {
-                    Some((t, v)) => (Some(small(t).map_err(fail)?), small(v).map_err(fail)?),
-                    None => (None, small(arg(1)?).map_err(fail)?),
-                };
-                let shown = w.get(3).unwrap_or(&w[2]).to_string();
-                names.opcodes.insert((task, value), shown);
-            }
-            "map" => {
-                let bitmap = match arg(2)? {
-                    "value" => false,
-                    "bitmap" => true,
-                    other => return Err(fail(format!("map kind is value or bitmap, not {other}"))),
-                };
-                open_map = Some(ValueMap { name: arg(1)?.to_string(), bitmap, entries: Vec::new() });
-            }
-            "event" => {
-                if !seen_provider {
-                    return Err(fail("an event before the provider line".into()));
-                }
-                let mut event = parse_event(&w, &provider, classic).map_err(fail)?;
-                event.origin = origin.take();
-                pending.push(event);
-            }
-            other => return Err(fail(format!("unknown statement {other:?}"))),
-        }
-    }
-    if let Some(mut map) = open_map.take() {
-        map.entries.sort_by_key(|(v, _)| *v);
-        maps.insert(map.name.clone(), Arc::new(map));
-    }
-    let provider = Arc::new(provider);
+    let outline = Outline::parse(text, source)?;
     let mut events = Vec::new();
     let mut by_build = Vec::new();
     let mut origins = Vec::new();
-    for event in pending {
-        let fields = resolve(event.fields).map_err(|message| LayoutError { line: 0, message })?;
-        let task = event.declared.task.and_then(|t| names.tasks.get(&t).cloned());
-        for (key, opcode_name) in &event.keys {
+    for (i, event) in outline.events.iter().enumerate() {
+        let schemas = outline.layouts(i)?;
+        for ((key, _), schema) in event.line.keys.iter().zip(schemas) {
+            if let Some(origin) = &event.line.origin {
+                origins.push((*key, event.line.builds, origin.clone()));
+            }
+            match event.line.builds {
+                Some(builds) => by_build.push((*key, builds, schema)),
+                None => events.push((*key, schema)),
+            }
+        }
+    }
+    Ok(LayoutFile { provider: outline.provider, events, by_build, origins })
+}
+
+/// A layout file read but for its events' field lines, which are parsed
+/// per event when asked for ([`Outline::layouts`]). A trace needs a few
+/// events of a provider, and its layout file may hold hundreds: parsing
+/// every field of a large provider's file took as long as `info` on a small
+/// trace.
+pub struct Outline<'t> {
+    text: &'t str,
+    provider: Arc<ProviderInfo>,
+    classic: Option<Guid>,
+    source: Source,
+    maps: FastMap<String, Arc<ValueMap>>,
+    names: Names,
+    events: Vec<OutlinedEvent>,
+}
+
+impl std::fmt::Debug for Outline<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outline").field("provider", &self.provider.name).field("events", &self.events.len()).finish()
+    }
+}
+
+struct OutlinedEvent {
+    line: EventLine,
+    /// Line number of the event statement.
+    line_no: usize,
+    /// Byte range of its field lines in the text (comments among them included).
+    fields: std::ops::Range<usize>,
+}
+
+impl<'t> Outline<'t> {
+    /// Reads every statement but the events' field lines; fails on the
+    /// first malformed statement read.
+    pub fn parse(text: &'t str, source: Source) -> Result<Outline<'t>, LayoutError> {
+        let mut provider = ProviderInfo::default();
+        let mut classic: Option<Guid> = None;
+        let mut maps: FastMap<String, Arc<ValueMap>> = FastMap::default();
+        let mut open_map: Option<ValueMap> = None;
+        let mut names = Names { tasks: FastMap::default(), opcodes: FastMap::default() };
+        let mut events: Vec<OutlinedEvent> = Vec::new();
+        let mut seen_provider = false;
+        // The `# builds …` comment of the event that follows it.
+        let mut origin: Option<String> = None;
+        let mut end = 0;
+        for (i, raw) in text.split_inclusive('\n').enumerate() {
+            end += raw.len();
+            let line_no = i + 1;
+            let fail = |message: String| LayoutError { line: line_no, message };
+            let trimmed = raw.trim_ascii();
+            if let Some(comment) = trimmed.strip_prefix("# builds ").filter(|_| !raw.starts_with(' ')) {
+                origin = Some(format!("builds {comment}"));
+            }
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let indented = raw.starts_with(' ') || raw.starts_with('\t');
+            if indented && open_map.is_none() {
+                let event = events.last_mut().ok_or_else(|| fail("a field line before any event".into()))?;
+                event.fields.end = end;
+                continue;
+            }
+            let w = words(trimmed).map_err(fail)?;
+            if indented {
+                if let Some(map) = open_map.as_mut() {
+                    let [value, text] = w.as_slice() else {
+                        return Err(fail("a map entry is a value and a quoted text".into()));
+                    };
+                    map.entries.push((number(value).map_err(fail)?, text.to_string()));
+                }
+                continue;
+            }
+            if let Some(mut map) = open_map.take() {
+                map.entries.sort_by_key(|(v, _)| *v);
+                maps.insert(map.name.clone(), Arc::new(map));
+            }
+            let arg = |k: usize| w.get(k).map(|s| s.as_ref()).ok_or_else(|| fail(format!("{} needs more words", w[0])));
+            match w[0].as_ref() {
+                "provider" | "kernel" => {
+                    if seen_provider {
+                        return Err(fail("one provider or kernel class per file".into()));
+                    }
+                    seen_provider = true;
+                    provider.name = arg(1)?.to_string();
+                    provider.guid = arg(2)?.parse().map_err(|e| fail(format!("{e}")))?;
+                    if w[0] == "kernel" {
+                        classic = Some(provider.guid);
+                    }
+                }
+                "channel" => {
+                    provider.channels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
+                }
+                "level" => {
+                    provider.levels.insert(small(arg(1)?).map_err(fail)?, arg(2)?.to_string());
+                }
+                "keyword" => provider.keywords.push((number(arg(1)?).map_err(fail)?, arg(2)?.to_string())),
+                "task" => {
+                    // A task shows as its message where it has one.
+                    let shown = w.get(3).unwrap_or(&w[2]).to_string();
+                    names.tasks.insert(small(arg(1)?).map_err(fail)?, shown);
+                }
+                "opcode" => {
+                    let (task, value) = match arg(1)?.split_once(':') {
+                        Some((t, v)) => (Some(small(t).map_err(fail)?), small(v).map_err(fail)?),
+                        None => (None, small(arg(1)?).map_err(fail)?),
+                    };
+                    let shown = w.get(3).unwrap_or(&w[2]).to_string();
+                    names.opcodes.insert((task, value), shown);
+                }
+                "map" => {
+                    let bitmap = match arg(2)? {
+                        "value" => false,
+                        "bitmap" => true,
+                        other => return Err(fail(format!("map kind is value or bitmap, not {other}"))),
+                    };
+                    open_map = Some(ValueMap { name: arg(1)?.to_string(), bitmap, entries: Vec::new() });
+                }
+                "event" => {
+                    if !seen_provider {
+                        return Err(fail("an event before the provider line".into()));
+                    }
+                    let mut line = parse_event(&w, &provider, classic).map_err(fail)?;
+                    line.origin = origin.take();
+                    events.push(OutlinedEvent { line, line_no, fields: end..end });
+                }
+                other => return Err(fail(format!("unknown statement {other:?}"))),
+            }
+        }
+        if let Some(mut map) = open_map.take() {
+            map.entries.sort_by_key(|(v, _)| *v);
+            maps.insert(map.name.clone(), Arc::new(map));
+        }
+        Ok(Outline { text, provider: Arc::new(provider), classic, source, maps, names, events })
+    }
+
+    pub fn provider(&self) -> &Arc<ProviderInfo> {
+        &self.provider
+    }
+
+    /// How many event statements the file has.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// The keys an event statement declares, in order, and the builds it is for.
+    pub fn event_keys(&self, event: usize) -> (impl Iterator<Item = SchemaKey> + '_, Option<Builds>) {
+        let line = self.events.get(event).map(|e| &e.line);
+        (line.into_iter().flat_map(|l| l.keys.iter().map(|(key, _)| *key)), line.and_then(|l| l.builds))
+    }
+
+    /// An event statement's layouts, one per key it declares
+    /// ([`Outline::event_keys`]), its field lines parsed now.
+    pub fn layouts(&self, event: usize) -> Result<Vec<Arc<EventSchema>>, LayoutError> {
+        let Some(OutlinedEvent { line: event, line_no, fields }) = self.events.get(event) else {
+            return Ok(Vec::new());
+        };
+        let mut pending = Vec::new();
+        for (i, raw) in self.text[fields.clone()].lines().enumerate() {
+            let trimmed = raw.trim_ascii();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let fail = |message: String| LayoutError { line: line_no + 1 + i, message };
+            let w = words(trimmed).map_err(fail)?;
+            pending.push(parse_field(&w, &self.maps).map_err(fail)?);
+        }
+        let fields = resolve(pending).map_err(|message| LayoutError { line: *line_no, message })?;
+        let provider = &self.provider;
+        let task = event.declared.task.and_then(|t| self.names.tasks.get(&t).cloned());
+        let schemas = event.keys.iter().map(|(_, opcode_name)| {
             let opcode = match (opcode_name, event.declared.opcode) {
                 (Some(name), _) => Some(name.clone()),
-                (None, Some(op)) => names
+                (None, Some(op)) => self
+                    .names
                     .opcodes
                     .get(&(event.declared.task, op))
-                    .or_else(|| names.opcodes.get(&(None, op)))
+                    .or_else(|| self.names.opcodes.get(&(None, op)))
                     .cloned()
                     .or_else(|| standard_opcode(op).map(str::to_string)),
                 (None, None) => None,
             };
-            let schema = EventSchema {
+            Arc::new(EventSchema {
                 provider: provider.clone(),
-                source,
+                source: self.source,
                 name: event.name.clone(),
-                task: task.clone().or_else(|| classic.map(|_| provider.name.clone())),
+                task: task.clone().or_else(|| self.classic.map(|_| provider.name.clone())),
                 opcode,
                 message: event.message.clone(),
                 fields: fields.clone(),
                 declared: event.declared,
-            };
-            if let Some(origin) = &event.origin {
-                origins.push((*key, event.builds, origin.clone()));
-            }
-            match event.builds {
-                Some(builds) => by_build.push((*key, builds, Arc::new(schema))),
-                None => events.push((*key, Arc::new(schema))),
-            }
-        }
+            })
+        });
+        Ok(schemas.collect())
     }
-    Ok(LayoutFile { provider, events, by_build, origins })
 }
 
 fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
@@ -312,17 +412,16 @@ fn version_range(w: &str) -> Result<std::ops::RangeInclusive<u8>, String> {
     })
 }
 
-fn parse_event(w: &[Cow<'_, str>], provider: &ProviderInfo, classic: Option<Guid>) -> Result<PendingEvent, String> {
+fn parse_event(w: &[Cow<'_, str>], provider: &ProviderInfo, classic: Option<Guid>) -> Result<EventLine, String> {
     let ids = w.get(1).ok_or("event needs an id")?;
     let versions = version_range(w.get(2).ok_or("event needs a version")?)?;
-    let mut event = PendingEvent {
+    let mut event = EventLine {
         keys: Vec::new(),
         builds: None,
         origin: None,
         name: None,
         declared: Declared::default(),
         message: None,
-        fields: Vec::new(),
     };
     let mut opcode_names: Vec<String> = Vec::new();
     for word in w.iter().skip(3) {
@@ -477,6 +576,22 @@ event 99 v1-2
         assert_eq!(keys[0], (SchemaKey::Classic { class, opcode: 1, version: 3 }, "Start".to_string()));
         assert_eq!(keys[3], (SchemaKey::Classic { class, opcode: 2, version: 4 }, "End".to_string()));
         assert_eq!(file.events[0].1.task.as_deref(), Some("Process"));
+    }
+
+    #[test]
+    fn words_split_at_white_space_and_group_quoted_text() {
+        let split = |line: &str| words(line).map(|w| w.iter().map(|w| w.to_string()).collect::<Vec<_>>());
+        assert_eq!(split("  a  b\tc ").unwrap(), ["a", "b", "c"]);
+        assert_eq!(
+            split(r#"opcode 11 RecvReq "Request received" x"#).unwrap(),
+            ["opcode", "11", "RecvReq", "Request received", "x"]
+        );
+        assert_eq!(split(r#""" "a b""#).unwrap(), ["", "a b"]);
+        assert_eq!(split(r#""say \"hi\"\n" "tab\t""#).unwrap(), ["say \"hi\"\n", "tab\t"]);
+        assert_eq!(split(r#"a"b c"d "e"f"#).unwrap(), ["ab cd", "ef"]);
+        assert_eq!(split(r#""…é ü""#).unwrap(), ["…é ü"]);
+        assert!(split(r#""open"#).is_err());
+        assert!(split(r#""ends \"#).is_err());
     }
 
     #[test]

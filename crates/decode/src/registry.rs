@@ -387,7 +387,7 @@ impl Schemas {
 
     /// The provider's names, from any source.
     pub fn provider(&self, guid: &Guid) -> Option<Arc<ProviderInfo>> {
-        self.resolved().providers.get(guid).cloned().or_else(|| BuiltIn::of(guid)?.providers.get(guid).cloned())
+        self.resolved().providers.get(guid).cloned().or_else(|| BuiltIn::of(guid)?.provider().cloned())
     }
 
     fn knows_provider(&self, key: &SchemaKey) -> bool {
