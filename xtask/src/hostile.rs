@@ -47,8 +47,8 @@ fn network_record(sample: &[u8]) -> anyhow::Result<Vec<u8>> {
     let mut scratch = Vec::new();
     let mut best: Option<Vec<u8>> = None;
     for info in trace.buffers() {
-        let contents = trace.contents(info, &mut scratch);
-        for (offset, record) in trace.records(info, &contents).flatten() {
+        let contents = trace.contents(&info, &mut scratch);
+        for (offset, record) in trace.records(&info, &contents).flatten() {
             let size = usize::from(record.size).next_multiple_of(8);
             if record.provider.to_string() == WEBIO && size <= 512 && best.as_ref().is_none_or(|b| b.len() < size) {
                 best = Some(contents.bytes[offset..offset + size].to_vec());

@@ -30,7 +30,7 @@ fn templates(trace: &Trace<'_>, compress: bool) -> anyhow::Result<Vec<Template>>
     let mut out = Vec::new();
     let mut scratch = Vec::new();
     for info in trace.buffers().iter().skip(1) {
-        let contents = trace.contents(info, &mut scratch);
+        let contents = trace.contents(&info, &mut scratch);
         if let Some(e) = contents.error {
             bail!("the source trace is damaged: {e}");
         }
@@ -39,7 +39,7 @@ fn templates(trace: &Trace<'_>, compress: bool) -> anyhow::Result<Vec<Template>>
             image.resize(logical.max(image.len()), 0xFF);
         }
         let mut offsets = vec![0x10]; // the buffer's own flush time
-        for record in trace.records(info, &contents) {
+        for record in trace.records(&info, &contents) {
             let (at, record) = record?;
             let Some(ts) = timestamp_offset(&contents.bytes[at..]) else { continue };
             offsets.push(at + ts);
@@ -106,7 +106,7 @@ pub fn repeat(source: &[u8], target_bytes: u64, compress: bool, out: &mut impl W
     if per_round == 0 {
         bail!("the source trace has only its header buffer");
     }
-    let header = trace.buffers()[0];
+    let Some(header) = trace.buffers().get(0) else { bail!("the source trace has no buffer") };
     let mut header_image = source[..header.stored_len].to_vec();
     let rounds = target_bytes.saturating_sub(header_image.len() as u64).div_ceil(per_round).max(1);
     // The header's end time moves to the end of the last round.

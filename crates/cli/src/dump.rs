@@ -87,7 +87,7 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     out.write_all(args.format.header().as_bytes())?;
     // Progress is measured in time: how far the merge clock has come.
     let first = trace.header_timestamp();
-    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let last = trace.last_buffer_start().unwrap_or(first);
     let mut progress = crate::progress::Progress::new("dumping", last.saturating_sub(first), quiet);
     let mut remaining = args.limit.unwrap_or(u64::MAX);
     let mut events = 0u64;

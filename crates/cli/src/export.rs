@@ -109,7 +109,7 @@ fn parquet(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
             let analysed = crate::tables::analyse(path, &file, &args.manifest, quiet)?;
             let first = analysed.trace.header_timestamp();
             let mut progress = crate::progress::Progress::new("events", 1 << 20, quiet);
-            let last = analysed.trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+            let last = analysed.trace.last_buffer_start().unwrap_or(first);
             let span = last.saturating_sub(first).max(1);
             let added = dataset.add(&name, &analysed, &mut |t| {
                 progress.update(t.saturating_sub(first).saturating_mul(1 << 20) / span)
@@ -261,7 +261,7 @@ fn pcapng(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
 
     let first = trace.header_timestamp();
-    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let last = trace.last_buffer_start().unwrap_or(first);
     let mut progress = crate::progress::Progress::new("exporting", last.saturating_sub(first), quiet);
     let mut on_progress = |t: u64| progress.update(t.saturating_sub(first));
 

@@ -121,8 +121,8 @@ fn webio_record(sample: &[u8]) -> Vec<u8> {
     let trace = nettrail_etl::Trace::parse(sample).unwrap();
     let mut scratch = Vec::new();
     for info in trace.buffers() {
-        let contents = trace.contents(info, &mut scratch);
-        for (offset, record) in trace.records(info, &contents).flatten() {
+        let contents = trace.contents(&info, &mut scratch);
+        for (offset, record) in trace.records(&info, &contents).flatten() {
             if record.provider.to_string() == "50b3e73c-9370-461d-bb9f-26f32d68887d" && record.id == 101 {
                 return contents.bytes[offset..offset + usize::from(record.size).next_multiple_of(8)].to_vec();
             }

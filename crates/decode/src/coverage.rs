@@ -119,8 +119,8 @@ impl Coverage {
                 |(scratch, cache), info| {
                     let mut counter = CoverageCounter::default();
                     let mut values = Vec::new();
-                    let contents = trace.contents(info, scratch);
-                    for item in trace.records(info, &contents) {
+                    let contents = trace.contents(&info, scratch);
+                    for item in trace.records(&info, &contents) {
                         let Ok((_, record)) = item else { break };
                         let decoded = schemas.decode_cached(cache, &record, &mut values);
                         counter.count(record.provider, decoded.as_ref().map(|s| s.source));

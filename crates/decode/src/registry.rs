@@ -512,10 +512,10 @@ impl Schemas {
             let found: Vec<Vec<Found>> = run
                 .par_iter()
                 .map_init(Vec::new, |scratch, info| {
-                    let contents = trace.contents(info, scratch);
+                    let contents = trace.contents(&info, scratch);
                     let mut found = Vec::new();
                     // Metadata is never a classic kernel record: those are stepped over.
-                    let mut records = trace.records(info, &contents);
+                    let mut records = trace.records(&info, &contents);
                     while let Some(item) = records.next_not_kernel() {
                         let Ok((_, record)) = item else { break };
                         if record.kind.is_classic() && record.provider == METADATA_CLASS {
@@ -531,7 +531,7 @@ impl Schemas {
                     found
                 })
                 .collect();
-            run.iter().for_each(|info| releaser.done(info));
+            run.iter().for_each(|info| releaser.done(&info));
             for item in found.into_iter().flatten() {
                 let result = match item {
                     Found::EventInfo(payload) => embedded.add_event_info(&payload),

@@ -420,8 +420,8 @@ fn metadata_payloads(trace: &Trace<'_>) -> Vec<(u8, Vec<u8>)> {
     let mut out = Vec::new();
     let mut scratch = Vec::new();
     for info in trace.buffers() {
-        let contents = trace.contents(info, &mut scratch);
-        for item in trace.records(info, &contents) {
+        let contents = trace.contents(&info, &mut scratch);
+        for item in trace.records(&info, &contents) {
             let Ok((_, record)) = item else { break };
             if record.kind.is_classic() && record.provider == METADATA_CLASS {
                 out.push((record.opcode, record.payload.to_vec()));

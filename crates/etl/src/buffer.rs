@@ -48,8 +48,9 @@ impl std::fmt::Debug for BufferFlags {
 }
 
 /// `BufferType` (NTWMI `ETW_BUFFER_TYPE_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BufferType {
+    #[default]
     Generic,
     Rundown,
     CtxSwap,
@@ -78,7 +79,7 @@ impl From<u16> for BufferType {
 }
 
 /// The fields of `WMI_BUFFER_HEADER` a reader can trust.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BufferHeader {
     /// Bytes of this buffer on disk, header included (variable for compressed buffers).
     pub buffer_size: u32,

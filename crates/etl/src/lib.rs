@@ -54,4 +54,4 @@ pub use logfile::LogfileHeader;
 pub use merge::{Event, EventRef, EventStream};
 pub use record::{HeaderKind, Record};
 pub use summary::{BufferSummary, ProviderSummary, Summary};
-pub use trace::{BufferContents, BufferInfo, BufferRecords, Note, Releaser, Trace};
+pub use trace::{BufferContents, BufferInfo, BufferIter, BufferRecords, Buffers, Note, Releaser, Trace};

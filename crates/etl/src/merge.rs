@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Location};
 use crate::record::{Record, parse_record};
-use crate::trace::{BufferInfo, BufferRecords, Releaser, Trace, decompress_buffer, uncompressed_contents};
+use crate::trace::{BufferInfo, BufferRecords, Buffers, Releaser, Trace, decompress_buffer, uncompressed_contents};
 
 /// A record with where it was found.
 #[derive(Clone, Copy, Debug)]
@@ -135,14 +135,18 @@ const OPEN_BYTES: usize = 256 << 20;
 /// [`EventStream::next_batch`] and resolve them with [`EventStream::event`].
 pub struct EventStream<'t, 'd> {
     trace: &'t Trace<'d>,
-    /// Buffer indices by (first timestamp, file order).
-    order: Vec<(u64, u32)>,
+    buffers: Buffers<'t>,
+    /// Buffer indices by (first timestamp, file order): 4 bytes a buffer.
+    order: Vec<u32>,
     next_open: usize,
     /// (timestamp of the buffer's next record, position in `order`).
     heap: BinaryHeap<Reverse<(u64, u32)>>,
-    /// Loaded buffers by position in `order` (boxed: a slot per buffer of
-    /// the file costs a pointer, not a loaded buffer's size).
-    slots: Vec<Option<Box<LoadedBuffer<'t>>>>,
+    /// Loaded buffers by position in `order`, from position `slots_from`
+    /// (earlier ones are done) to the last loaded: a window of the order
+    /// about as long as the buffers open at once, not a slot per buffer of
+    /// the file. Boxed: an empty slot costs a pointer.
+    slots: VecDeque<Option<Box<LoadedBuffer<'t>>>>,
+    slots_from: usize,
     /// Buffers whose last record was handed out; freed on the next advance.
     retired: Vec<u32>,
     /// Pages of finished buffers go back to the OS (for a trace opened from a file).
@@ -166,27 +170,19 @@ impl std::fmt::Debug for EventStream<'_, '_> {
 
 impl<'t, 'd> EventStream<'t, 'd> {
     pub fn new(trace: &'t Trace<'d>) -> Self {
-        // A buffer without records sorts where its predecessor in the file does,
-        // so its errors surface near the events around it.
-        let mut key = 0u64;
-        let mut order: Vec<(u64, u32)> = trace
-            .buffers()
-            .iter()
-            .map(|b| {
-                if let Some(ts) = b.first_timestamp {
-                    key = ts;
-                }
-                (key, b.index)
-            })
-            .collect();
-        order.sort();
-        let slots = order.iter().map(|_| None).collect();
+        // A buffer without records sorts where its predecessor in the file
+        // does (`sort_time`), so its errors surface near the events around it.
+        let buffers = trace.buffers();
+        let mut order: Vec<u32> = (0..buffers.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| (buffers.sort_time(i as usize), i));
         EventStream {
             trace,
+            buffers,
             order,
             next_open: 0,
             heap: BinaryHeap::new(),
-            slots,
+            slots: VecDeque::new(),
+            slots_from: 0,
             retired: Vec::new(),
             releaser: Releaser::new(trace),
             pending_errors: VecDeque::new(),
@@ -197,9 +193,35 @@ impl<'t, 'd> EventStream<'t, 'd> {
         }
     }
 
-    fn info(&self, position: usize) -> Option<&'t BufferInfo> {
-        let (_, index) = self.order.get(position)?;
-        self.trace.buffers().get(*index as usize)
+    fn info(&self, position: usize) -> Option<BufferInfo> {
+        self.buffers.get(*self.order.get(position)? as usize)
+    }
+
+    fn slot(&self, position: usize) -> Option<&LoadedBuffer<'t>> {
+        self.slots.get(position.checked_sub(self.slots_from)?)?.as_deref()
+    }
+
+    fn is_loaded(&self, position: usize) -> bool {
+        self.slot(position).is_some()
+    }
+
+    fn put(&mut self, position: usize, buffer: LoadedBuffer<'t>) {
+        let Some(at) = position.checked_sub(self.slots_from) else { return };
+        if self.slots.len() <= at {
+            self.slots.resize_with(at + 1, || None);
+        }
+        self.slots[at] = Some(Box::new(buffer));
+    }
+
+    /// Empties a slot, and drops the slots before the first still loaded
+    /// among those opened.
+    fn take(&mut self, position: usize) -> Option<Box<LoadedBuffer<'t>>> {
+        let taken = self.slots.get_mut(position.checked_sub(self.slots_from)?)?.take();
+        while self.slots_from < self.next_open && self.slots.front().is_some_and(Option::is_none) {
+            self.slots.pop_front();
+            self.slots_from += 1;
+        }
+        taken
     }
 
     /// Loads the buffer at `position` and the next ones in parallel.
@@ -210,22 +232,20 @@ impl<'t, 'd> EventStream<'t, 'd> {
             if batch.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !batch.is_empty()) {
                 break;
             }
-            if self.slots.get(p).is_some_and(Option::is_none) {
+            if !self.is_loaded(p) {
                 bytes += self.info(p).map_or(0, |i| i.header.filled as usize);
                 batch.push(p);
             }
         }
         let trace = self.trace;
-        let infos: Vec<(usize, &BufferInfo)> = batch.iter().filter_map(|&p| Some((p, self.info(p)?))).collect();
+        let infos: Vec<(usize, BufferInfo)> = batch.iter().filter_map(|&p| Some((p, self.info(p)?))).collect();
         let loaded: Vec<(usize, LoadedBuffer<'t>)> = if infos.len() > 1 {
-            infos.par_iter().map(|&(p, info)| (p, load(trace, info))).collect()
+            infos.par_iter().map(|(p, info)| (*p, load(trace, info))).collect()
         } else {
-            infos.iter().map(|&(p, info)| (p, load(trace, info))).collect()
+            infos.iter().map(|(p, info)| (*p, load(trace, info))).collect()
         };
         for (p, buffer) in loaded {
-            if let Some(slot) = self.slots.get_mut(p) {
-                *slot = Some(Box::new(buffer));
-            }
+            self.put(p, buffer);
         }
     }
 
@@ -233,10 +253,10 @@ impl<'t, 'd> EventStream<'t, 'd> {
     fn open_next(&mut self) {
         let position = self.next_open;
         self.next_open += 1;
-        if self.slots.get(position).is_some_and(Option::is_none) {
+        if !self.is_loaded(position) {
             self.prefetch(position);
         }
-        let Some(Some(buffer)) = self.slots.get_mut(position) else {
+        let Some(buffer) = slot_mut(&mut self.slots, self.slots_from, position) else {
             return;
         };
         match buffer.index.first() {
@@ -250,7 +270,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             None => {
                 self.pending_errors.extend(buffer.errors.drain(..));
                 self.releaser.done(&buffer.info);
-                self.slots[position] = None;
+                self.take(position);
             }
         }
     }
@@ -258,10 +278,8 @@ impl<'t, 'd> EventStream<'t, 'd> {
     /// Frees the buffers finished by earlier calls. Events resolved before
     /// this call must not be used after it (the borrow checker enforces it).
     fn release(&mut self) {
-        for position in self.retired.drain(..) {
-            if let Some(slot) = self.slots.get_mut(position as usize)
-                && let Some(buffer) = slot.take()
-            {
+        for position in std::mem::take(&mut self.retired) {
+            if let Some(buffer) = self.take(position as usize) {
                 self.open_bytes = self.open_bytes.saturating_sub(buffer.info.header.filled as usize);
                 self.releaser.done(&buffer.info);
             }
@@ -283,7 +301,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             }
             // Open every buffer whose first record is not later than the
             // earliest record of the open ones.
-            while let Some(&(first, _)) = self.order.get(self.next_open) {
+            while let Some(first) = self.order.get(self.next_open).and_then(|&i| self.buffers.sort_time(i as usize)) {
                 if self.heap.peek().is_some_and(|Reverse((ts, _))| first > *ts) {
                     break;
                 }
@@ -301,7 +319,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             let Some(Reverse((_, position))) = self.heap.pop() else {
                 return self.walk_damage.pop_front().map(Err);
             };
-            let Some(Some(buffer)) = self.slots.get_mut(position as usize) else {
+            let Some(buffer) = slot_mut(&mut self.slots, self.slots_from, position as usize) else {
                 continue;
             };
             let Some(&(timestamp, offset)) = buffer.index.get(buffer.next) else {
@@ -322,7 +340,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
 
     /// The event at a position handed out since the last advance.
     pub fn event(&self, r: EventRef) -> Option<Event<'_>> {
-        let buffer = self.slots.get(r.slot as usize)?.as_ref()?;
+        let buffer = self.slot(r.slot as usize)?;
         let bytes = buffer.bytes.bytes().get(r.offset as usize..)?;
         let Ok(Some((mut record, _))) = parse_record(bytes, self.trace.pointer_size()) else {
             return None;
@@ -362,6 +380,16 @@ impl<'t, 'd> EventStream<'t, 'd> {
             }
         }
     }
+}
+
+/// The loaded buffer at `position` of a window of slots starting at `from`
+/// (a function of the fields it uses, so the rest of the stream stays free).
+fn slot_mut<'s, 't>(
+    slots: &'s mut VecDeque<Option<Box<LoadedBuffer<'t>>>>,
+    from: usize,
+    position: usize,
+) -> Option<&'s mut LoadedBuffer<'t>> {
+    slots.get_mut(position.checked_sub(from)?)?.as_deref_mut()
 }
 
 impl<'d> Trace<'d> {

@@ -12,7 +12,7 @@ use crate::record::{Record, parse_record, peek_timestamp};
 use crate::xpress;
 
 /// What the reader knows of one buffer before reading its records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BufferInfo {
     pub index: u32,
     /// File offset of the buffer header.
@@ -62,6 +62,154 @@ impl BufferInfo {
     }
 }
 
+/// A trace's buffers in file order, kept in 16 bytes each (a 10 GB trace
+/// has a million buffers): where each starts in the file and its first
+/// record's time. The rest of a [`BufferInfo`] is read again from the
+/// buffer's header, in the file, when asked for. A view: runs of buffers
+/// ([`Buffers::runs`]) are `Buffers` too.
+#[derive(Clone, Copy, Debug)]
+pub struct Buffers<'t> {
+    data: &'t [u8],
+    entries: &'t [IndexEntry],
+    /// Index of `entries[0]` among the trace's buffers.
+    first: u32,
+}
+
+/// The buffers of a [`Buffers`] view, in file order.
+#[derive(Clone, Debug)]
+pub struct BufferIter<'t> {
+    view: Buffers<'t>,
+    positions: std::ops::Range<usize>,
+}
+
+impl Iterator for BufferIter<'_> {
+    type Item = BufferInfo;
+
+    fn next(&mut self) -> Option<BufferInfo> {
+        self.positions.next().map(|p| self.view.info(p))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.positions.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for BufferIter<'_> {
+    fn next_back(&mut self) -> Option<BufferInfo> {
+        self.positions.next_back().map(|p| self.view.info(p))
+    }
+}
+
+impl ExactSizeIterator for BufferIter<'_> {}
+
+impl<'t> IntoIterator for Buffers<'t> {
+    type Item = BufferInfo;
+    type IntoIter = BufferIter<'t>;
+
+    fn into_iter(self) -> BufferIter<'t> {
+        self.iter()
+    }
+}
+
+/// One buffer of the index.
+#[derive(Clone, Copy, Debug)]
+struct IndexEntry {
+    /// File offset of the buffer header; [`IndexEntry::HAS_RECORDS`] set when it holds records.
+    offset: u64,
+    /// The first record's raw timestamp; for a buffer without records, the
+    /// previous buffer's (where the merge sorts it, so its errors surface
+    /// near the events around it).
+    time: u64,
+}
+
+impl IndexEntry {
+    const HAS_RECORDS: u64 = 1 << 63;
+
+    fn new(offset: u64, first_timestamp: Option<u64>, previous_time: u64) -> IndexEntry {
+        match first_timestamp {
+            Some(time) => IndexEntry { offset: offset | IndexEntry::HAS_RECORDS, time },
+            None => IndexEntry { offset, time: previous_time },
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.offset & !IndexEntry::HAS_RECORDS
+    }
+
+    fn first_timestamp(&self) -> Option<u64> {
+        (self.offset & IndexEntry::HAS_RECORDS != 0).then_some(self.time)
+    }
+}
+
+impl<'t> Buffers<'t> {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The buffer at a position of this view.
+    pub fn get(&self, position: usize) -> Option<BufferInfo> {
+        (position < self.len()).then(|| self.info(position))
+    }
+
+    /// The buffer at `position` (< `len`).
+    fn info(&self, position: usize) -> BufferInfo {
+        let entry = self.entries[position];
+        let offset = entry.offset();
+        let rest = usize::try_from(offset).ok().and_then(|at| self.data.get(at..)).unwrap_or_default();
+        // Buffers are indexed only where their header parsed.
+        let header = BufferHeader::parse(rest).unwrap_or_default();
+        let stored_len = rest.len().min(header.buffer_size as usize);
+        BufferInfo {
+            index: self.first + position as u32,
+            offset,
+            header,
+            stored_len,
+            truncated: stored_len < header.buffer_size as usize,
+            first_timestamp: entry.first_timestamp(),
+        }
+    }
+
+    /// The raw timestamp the merge orders a buffer by: its first record's,
+    /// or for a buffer without records the previous buffer's.
+    pub(crate) fn sort_time(&self, position: usize) -> Option<u64> {
+        self.entries.get(position).map(|e| e.time)
+    }
+
+    pub fn iter(&self) -> BufferIter<'t> {
+        BufferIter { view: *self, positions: 0..self.len() }
+    }
+
+    /// The buffers in parallel (rayon), each read from its header as it is taken.
+    pub fn par_iter(&self) -> impl rayon::iter::IndexedParallelIterator<Item = BufferInfo> + 't {
+        use rayon::prelude::*;
+        let view = *self;
+        (0..self.len()).into_par_iter().map(move |p| view.info(p))
+    }
+
+    /// The buffers in runs of consecutive buffers holding about `bytes` of
+    /// records (as their headers claim; at least one buffer a run).
+    pub fn runs(self, bytes: usize) -> impl Iterator<Item = Buffers<'t>> {
+        let mut rest = self;
+        std::iter::from_fn(move || {
+            // Buffers are taken while those before them hold less than `bytes`.
+            let mut held = 0usize;
+            let mut len = 0;
+            while len < rest.len() && held < bytes {
+                held = held.saturating_add(rest.get(len).map_or(0, |b| b.header.filled as usize));
+                len += 1;
+            }
+            let (run, after) = rest.entries.split_at(len);
+            let run = Buffers { data: rest.data, entries: run, first: rest.first };
+            rest = Buffers { data: rest.data, entries: after, first: rest.first + len as u32 };
+            (!run.is_empty()).then_some(run)
+        })
+    }
+}
+
 /// A parsed `.etl` file, borrowing its bytes.
 #[derive(Debug)]
 pub struct Trace<'data> {
@@ -76,7 +224,7 @@ pub struct Trace<'data> {
     pointer_size: u8,
     /// What every buffer is checked against (the most a buffer holds).
     session: Session,
-    buffers: Vec<BufferInfo>,
+    buffers: Vec<IndexEntry>,
     /// Damage the walk along the buffers found: skipped headers, duplicated
     /// buffers, buffers missing from the file. In file order.
     damage: Vec<Error>,
@@ -108,10 +256,10 @@ impl Expanded {
 
     /// Decompresses the first compressed `buffers` of `data` that fit in
     /// [`Expanded::KEEP`] bytes (by the size each claims, within `limit`).
-    fn new(data: &[u8], buffers: &[BufferInfo], limit: u32) -> Expanded {
+    fn new(data: &[u8], buffers: Buffers<'_>, limit: u32) -> Expanded {
         use rayon::prelude::*;
         let mut total = 0usize;
-        let wanted: Vec<(&BufferInfo, usize)> = buffers
+        let wanted: Vec<(BufferInfo, usize)> = buffers
             .iter()
             .filter(|b| b.header.is_compressed())
             .map(|b| (b, if b.header.filled <= limit { b.header.filled as usize } else { 0 }))
@@ -130,8 +278,8 @@ impl Expanded {
         let _ = map.advise(memmap2::Advice::HugePage);
         let mut rest: &mut [u8] = &mut map;
         let mut slices = Vec::with_capacity(wanted.len());
-        for &(info, size) in &wanted {
-            let (slice, after) = std::mem::take(&mut rest).split_at_mut(size);
+        for (info, size) in &wanted {
+            let (slice, after) = std::mem::take(&mut rest).split_at_mut(*size);
             slices.push((info, slice));
             rest = after;
         }
@@ -346,7 +494,7 @@ impl<'data> Trace<'data> {
         });
         walk.set_session(session);
 
-        let mut buffers = vec![first_info];
+        let mut buffers = vec![IndexEntry::new(first_info.offset, first_info.first_timestamp, 0)];
         let mut damage = Vec::new();
         // Sequence number → position in `buffers`, to tell copies of a buffer.
         let mut by_sequence: HashMap<u64, usize> = HashMap::new();
@@ -364,8 +512,8 @@ impl<'data> Trace<'data> {
             info.index = buffers.len() as u32;
             match by_sequence.get(&b.header.sequence_number) {
                 Some(&earlier) => {
-                    let original = &buffers[earlier];
-                    if raw_buffer(data, original) == b.raw {
+                    let original = Buffers { data, entries: &buffers, first: 0 }.info(earlier);
+                    if raw_buffer(data, &original) == b.raw {
                         let kind = ErrorKind::DuplicateBuffer {
                             sequence: b.header.sequence_number,
                             original_offset: original.offset,
@@ -386,7 +534,8 @@ impl<'data> Trace<'data> {
             }
             info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
             let at = info.offset as usize;
-            buffers.push(info);
+            let previous_time = buffers.last().map_or(0, |e| e.time);
+            buffers.push(IndexEntry::new(info.offset, info.first_timestamp, previous_time));
             if let Some(file) = file
                 && at - released >= RELEASE_STEP
             {
@@ -410,7 +559,7 @@ impl<'data> Trace<'data> {
         let found = (buffers.len() as u32).saturating_add(skipped);
         let circular = header.log_file_mode & 0x2 != 0;
         if header.buffers_written > found && !circular {
-            let last_buffer = buffers.iter().filter_map(|b| b.first_timestamp).max().map(|t| clock.to_filetime(t));
+            let last_buffer = buffers.iter().filter_map(IndexEntry::first_timestamp).max().map(|t| clock.to_filetime(t));
             let location = Location {
                 buffer_index: found,
                 buffer_offset: data.len() as u64,
@@ -428,7 +577,7 @@ impl<'data> Trace<'data> {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
         buffers.shrink_to_fit();
-        let expanded = Expanded::new(data, &buffers, session.buffer_size);
+        let expanded = Expanded::new(data, Buffers { data, entries: &buffers, first: 0 }, session.buffer_size);
         Ok(Trace {
             data,
             file,
@@ -477,16 +626,22 @@ impl<'data> Trace<'data> {
     }
 
     /// Every buffer, in file order.
-    pub fn buffers(&self) -> &[BufferInfo] {
-        &self.buffers
+    pub fn buffers(&self) -> Buffers<'_> {
+        Buffers { data: self.data, entries: &self.buffers, first: 0 }
+    }
+
+    /// The latest time a buffer's first record has: where the trace's
+    /// events end, to within a buffer (from the index: no buffer is read).
+    pub fn last_buffer_start(&self) -> Option<u64> {
+        self.buffers.iter().filter_map(IndexEntry::first_timestamp).max()
     }
 
     /// Every buffer, in file order, in runs of consecutive buffers holding
     /// about `bytes` of records (as their headers claim; at least one buffer
     /// a run). A pass that searches a run in parallel and takes its findings
     /// in order before the next holds one run's findings, not the trace's.
-    pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
-        runs(&self.buffers, bytes)
+    pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = Buffers<'_>> {
+        self.buffers().runs(bytes)
     }
 
     /// Damage found along the chain of buffers (skipped headers, copies of
@@ -529,27 +684,6 @@ impl<'data> Trace<'data> {
     pub fn records<'a>(&self, info: &BufferInfo, contents: &BufferContents<'a>) -> BufferRecords<'a> {
         BufferRecords::new(contents.bytes, info, self.pointer_size)
     }
-}
-
-/// `buffers` in runs of consecutive buffers holding about `bytes` of
-/// records ([`Trace::buffer_runs`]).
-fn runs(buffers: &[BufferInfo], bytes: usize) -> impl Iterator<Item = &[BufferInfo]> {
-    let mut rest = buffers;
-    std::iter::from_fn(move || {
-        // Buffers are taken while those before them hold less than `bytes`.
-        let mut held = 0usize;
-        let len = rest
-            .iter()
-            .take_while(|b| {
-                let before = held;
-                held = held.saturating_add(b.header.filled as usize);
-                before < bytes
-            })
-            .count();
-        let (run, after) = rest.split_at(len);
-        rest = after;
-        (!run.is_empty()).then_some(run)
-    })
 }
 
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {

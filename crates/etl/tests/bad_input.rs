@@ -15,8 +15,8 @@ fn layout(bytes: &[u8]) -> (Vec<RecordAt>, Vec<BufferAt>) {
     let mut records = Vec::new();
     let mut scratch = Vec::new();
     for info in trace.buffers() {
-        let contents = trace.contents(info, &mut scratch);
-        for r in trace.records(info, &contents) {
+        let contents = trace.contents(&info, &mut scratch);
+        for r in trace.records(&info, &contents) {
             let (offset, record) = r.unwrap();
             records.push((info.offset, offset, usize::from(record.size)));
         }

@@ -84,16 +84,16 @@ fn stepping_over_kernel_records_yields_the_other_records_as_reading_them_all_doe
         let Ok(trace) = Trace::parse(file.bytes()) else { continue };
         let mut scratch = Vec::new();
         for info in trace.buffers() {
-            let contents = trace.contents(info, &mut scratch);
+            let contents = trace.contents(&info, &mut scratch);
             let mut all = Vec::new();
-            for item in trace.records(info, &contents) {
+            for item in trace.records(&info, &contents) {
                 match item {
                     Ok((at, r)) if r.kind.is_kernel() => stepped += usize::from(at > 0),
                     Ok((at, r)) => all.push(Ok((at, r.timestamp, r.provider, r.id, r.payload.len()))),
                     Err(e) => all.push(Err(e.to_string())),
                 }
             }
-            let mut records = trace.records(info, &contents);
+            let mut records = trace.records(&info, &contents);
             let mut others = Vec::new();
             while let Some(item) = records.next_not_kernel() {
                 others.push(
@@ -118,11 +118,61 @@ fn buffer_runs_hold_every_buffer_once_in_file_order() {
     assert_eq!(indices, all);
     for run in &runs {
         // Buffers are taken while those before them hold less than `bytes`.
-        let (_, before) = run.split_last().unwrap();
-        assert!(before.iter().map(|b| b.header.filled as usize).sum::<usize>() < bytes);
+        let before = run.iter().take(run.len() - 1);
+        assert!(before.map(|b| b.header.filled as usize).sum::<usize>() < bytes);
     }
     // A run stops once it holds `bytes`: every run but the last reaches them.
     for run in &runs[..runs.len() - 1] {
         assert!(run.iter().map(|b| b.header.filled as usize).sum::<usize>() >= bytes);
     }
+}
+
+/// The buffer index keeps 16 bytes a buffer and reads the rest again from
+/// the file: what it hands out must be what the walk along the buffers found
+/// (offset, header, bytes present, truncation), for every corpus file, one
+/// cut in the middle of a buffer, and one with a buffer written twice (which
+/// the index leaves out).
+#[test]
+fn the_index_gives_each_buffer_as_the_walk_found_it() {
+    use nettrail_etl::buffer::BufferWalk;
+    use nettrail_testkit::hostile;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "etl") {
+            files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    let base = std::fs::read(corpus_file("tx__HTTP_Server.etl")).unwrap();
+    let mut cut = base.clone();
+    cut.truncate(base.len() - 5000);
+    files.push(("cut".into(), cut));
+    files.push(("duplicated".into(), hostile::duplicated_buffer(&base, 3)));
+    let mut checked = 0;
+    for (name, bytes) in &files {
+        let Ok(trace) = Trace::parse(bytes) else { continue };
+        let mut walk = BufferWalk::new(bytes);
+        let mut found = BTreeMap::new();
+        if let Some(Ok(first)) = walk.next() {
+            walk.set_session(trace.session());
+            for b in std::iter::once(first).chain(walk.filter_map(Result::ok)) {
+                found.entry(b.offset).or_insert((b.header, b.raw.len(), b.truncated));
+            }
+        }
+        let buffers = trace.buffers();
+        assert_eq!(buffers.iter().len(), buffers.len());
+        for (position, info) in buffers.iter().enumerate() {
+            assert_eq!(info.index as usize, position, "{name}");
+            assert_eq!(buffers.get(position), Some(info), "{name}");
+            assert_eq!(found.get(&info.offset), Some(&(info.header, info.stored_len, info.truncated)), "{name}");
+            checked += 1;
+        }
+        assert_eq!(buffers.get(buffers.len()), None);
+        if name == "duplicated" {
+            assert_eq!(buffers.len() + 1, found.len(), "the copy is left out of the index");
+        } else if name == "cut" {
+            assert!(buffers.iter().last().unwrap().truncated);
+        }
+    }
+    assert!(checked > 1_000, "{checked} buffers");
 }

@@ -14,8 +14,8 @@ fn events_by_buffer(bytes: &[u8]) -> Vec<(u64, u64)> {
         .buffers()
         .iter()
         .map(|info| {
-            let contents = trace.contents(info, &mut scratch);
-            (info.offset, trace.records(info, &contents).filter(Result::is_ok).count() as u64)
+            let contents = trace.contents(&info, &mut scratch);
+            (info.offset, trace.records(&info, &contents).filter(Result::is_ok).count() as u64)
         })
         .collect()
 }

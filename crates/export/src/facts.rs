@@ -63,7 +63,7 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
         .map_init(
             || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
             |(scratch, cache, releaser), info| {
-                let mut summary = BufferSummary::new(info);
+                let mut summary = BufferSummary::new(&info);
                 let mut coverage = CoverageCounter::default();
                 let mut scan = if names {
                     BufferScan::new(&every_process, &shared)
@@ -71,8 +71,8 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                     BufferScan::counting(&every_process, &shared)
                 };
                 let mut values = Vec::new();
-                let contents = trace.contents(info, scratch);
-                for item in trace.records(info, &contents) {
+                let contents = trace.contents(&info, scratch);
+                for item in trace.records(&info, &contents) {
                     let record = match item {
                         Ok((_, record)) => record,
                         Err(e) => {
@@ -100,7 +100,7 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                     summary.damaged(e);
                 }
                 scan.done();
-                releaser.done(info);
+                releaser.done(&info);
                 (summary, (coverage, scan))
             },
         )

@@ -368,9 +368,9 @@ fn scan_buffer<'w>(
     cache: &mut LookupCache,
 ) -> BufferScan<'w> {
     let mut scan = BufferScan::new(wanted, shared);
-    let contents = trace.contents(info, scratch);
+    let contents = trace.contents(&info, scratch);
     let mut values = Vec::new();
-    for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
+    for (_, record) in trace.records(&info, &contents).map_while(Result::ok) {
         let decoded = if BufferScan::needs_decoding(&record) {
             schemas.decode_cached(cache, &record, &mut values).ok()
         } else {
@@ -393,8 +393,8 @@ pub fn scan(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool 
         .map_init(
             || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
             |(scratch, cache, releaser), info| {
-                let scan = scan_buffer(trace, info, schemas, wanted, &shared, scratch, cache);
-                releaser.done(info);
+                let scan = scan_buffer(trace, &info, schemas, wanted, &shared, scratch, cache);
+                releaser.done(&info);
                 scan
             },
         )

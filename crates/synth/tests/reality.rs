@@ -513,7 +513,8 @@ fn header_and_buffers_are_a_relogged_files() {
             assert_eq!(h.log_file_mode & 0x0400_0000 != 0, compress, "{file}");
             assert_eq!(h.layout_version, if compress { (2, 0) } else { (1, 5) }, "{file}");
             assert_eq!((h.clock_type, h.perf_freq, h.buffer_size), (1, 10_000_000, 65536), "{file}");
-            let (first, data) = t.buffers().split_first().unwrap();
+            let buffers: Vec<_> = t.buffers().iter().collect();
+            let (first, data) = buffers.split_first().unwrap();
             assert_eq!(first.header.flags.0, 0x1, "{file}: the header buffer is only a flush marker");
             assert_eq!(first.header.state, if compress { 3 } else { 0 }, "{file}");
             let flushes: Vec<usize> = (0..data.len()).filter(|&i| data[i].header.flags.0 & 0x1 != 0).collect();

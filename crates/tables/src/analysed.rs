@@ -22,7 +22,7 @@ impl<'f> Analysed<'f> {
     /// told how far, from 0 to 1, the pass has come.
     pub fn new(trace: Trace<'f>, schemas: Schemas, progress: &mut dyn FnMut(f64)) -> Analysed<'f> {
         let first = trace.header_timestamp();
-        let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+        let last = trace.last_buffer_start().unwrap_or(first);
         let span = last.saturating_sub(first).max(1) as f64;
         let analysis =
             nettrail_net::analyze(&trace, &schemas, &mut |ts| progress(ts.saturating_sub(first) as f64 / span));

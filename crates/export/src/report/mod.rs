@@ -241,7 +241,7 @@ fn activity_events(
     }
     let clock = *trace.clock();
     let first = trace.header_timestamp();
-    let last = trace.buffers().iter().filter_map(|b| b.first_timestamp).max().unwrap_or(first);
+    let last = trace.last_buffer_start().unwrap_or(first);
     let span = last.saturating_sub(first).max(1) as f64;
     let ids: FastMap<Guid, ()> = wanted.keys().map(|g| (*g, ())).collect();
     nettrail_etl::drive(

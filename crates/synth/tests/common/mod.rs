@@ -17,11 +17,11 @@ impl Images {
         let mut scratch = Vec::new();
         let mut data = Vec::new();
         for info in trace.buffers() {
-            let contents = trace.contents(info, &mut scratch);
+            let contents = trace.contents(&info, &mut scratch);
             assert!(contents.error.is_none(), "{:?}", contents.error);
             data.push(contents.bytes.to_vec());
         }
-        Images { infos: trace.buffers().to_vec(), data, pointer_size: trace.pointer_size() }
+        Images { infos: trace.buffers().iter().collect(), data, pointer_size: trace.pointer_size() }
     }
 
     /// Every record with the CPU of its buffer, in file order within each
