@@ -500,15 +500,13 @@ impl Schemas {
             EventMapInfo(Vec<u8>),
             ManifestChunk(Guid, Vec<u8>),
         }
-        /// Records searched per run (decompressed bytes).
-        const RUN_BYTES: usize = 32 << 20;
         let mut embedded = EmbeddedMetadata::new();
         let mut manifests = EventSourceManifests::new();
         let mut problems = Vec::new();
         // Released run after run, so the pages go back in large steps (a
         // page fault maps the pages around it again, a step's end included).
         let mut releaser = nettrail_etl::Releaser::new(trace);
-        for run in trace.buffer_runs(RUN_BYTES) {
+        for run in trace.buffer_runs(nettrail_etl::Trace::RUN_BYTES) {
             let found: Vec<Vec<Found>> = run
                 .par_iter()
                 .map_init(Vec::new, |scratch, info| {
@@ -531,7 +529,7 @@ impl Schemas {
                     found
                 })
                 .collect();
-            run.iter().for_each(|info| releaser.done(&info));
+            releaser.done_all(run);
             for item in found.into_iter().flatten() {
                 let result = match item {
                     Found::EventInfo(payload) => embedded.add_event_info(&payload),

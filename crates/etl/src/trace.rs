@@ -368,6 +368,11 @@ impl std::fmt::Display for Note {
 pub struct Releaser<'t, 'd> {
     trace: &'t Trace<'d>,
     pending: Option<std::ops::Range<usize>>,
+    /// The step released last: released again with the next one when they
+    /// meet, for the pages of it mapped again meanwhile (a page fault maps
+    /// the pages around it, and reading on at a step's end maps some of it:
+    /// on a 10 GB trace these strays added up to tens of MB).
+    released: Option<std::ops::Range<usize>>,
 }
 
 impl<'t, 'd> Releaser<'t, 'd> {
@@ -375,16 +380,30 @@ impl<'t, 'd> Releaser<'t, 'd> {
     const STEP: usize = 16 << 20;
 
     pub fn new(trace: &'t Trace<'d>) -> Self {
-        Releaser { trace, pending: None }
+        Releaser { trace, pending: None, released: None }
     }
 
     /// The reader is done with this buffer.
     pub fn done(&mut self, info: &BufferInfo) {
+        let start = info.offset as usize;
+        self.done_range(start..start + info.header.buffer_size as usize);
+    }
+
+    /// The reader is done with these buffers (one header read, the last's:
+    /// reading each header again, after the step before was released,
+    /// would map some of its pages again).
+    pub fn done_all(&mut self, buffers: Buffers<'_>) {
+        let (Some(first), Some(last)) = (buffers.get(0), buffers.len().checked_sub(1).and_then(|l| buffers.get(l)))
+        else {
+            return;
+        };
+        self.done_range(first.offset as usize..last.offset as usize + last.header.buffer_size as usize);
+    }
+
+    fn done_range(&mut self, range: std::ops::Range<usize>) {
         if self.trace.file.is_none() {
             return;
         }
-        let start = info.offset as usize;
-        let range = start..start + info.header.buffer_size as usize;
         match &mut self.pending {
             Some(p) if p.end == range.start => p.end = range.end,
             Some(p) if range.end == p.start => p.start = range.start,
@@ -400,7 +419,12 @@ impl<'t, 'd> Releaser<'t, 'd> {
 
     fn flush(&mut self) {
         if let Some(p) = self.pending.take() {
-            self.trace.release(p);
+            let start = match &self.released {
+                Some(last) if last.end == p.start => last.start,
+                _ => p.start,
+            };
+            self.trace.release(start..p.end);
+            self.released = Some(p);
         }
     }
 }
@@ -438,7 +462,7 @@ impl<'data> Trace<'data> {
 
     fn parse_from(data: &'data [u8], file: Option<&'data TraceFile>) -> Result<Trace<'data>> {
         /// The walk hands back the pages of the headers it read in steps of this size.
-        const RELEASE_STEP: usize = 64 << 20;
+        const RELEASE_STEP: usize = 16 << 20;
         let mut walk = BufferWalk::new(data);
         let not_a_trace = |kind: ErrorKind| Error {
             location: Location::default(),
@@ -497,7 +521,7 @@ impl<'data> Trace<'data> {
         let mut buffers = vec![IndexEntry::new(first_info.offset, first_info.first_timestamp, 0)];
         let mut damage = Vec::new();
         // Sequence number → position in `buffers`, to tell copies of a buffer.
-        let mut by_sequence: HashMap<u64, usize> = HashMap::new();
+        let mut by_sequence = SequenceNumbers::default();
         by_sequence.insert(first_info.header.sequence_number, 0);
         let mut released = 0;
         for buffer in walk {
@@ -510,8 +534,8 @@ impl<'data> Trace<'data> {
             };
             let mut info = BufferInfo::new(&b);
             info.index = buffers.len() as u32;
-            match by_sequence.get(&b.header.sequence_number) {
-                Some(&earlier) => {
+            match by_sequence.get(b.header.sequence_number) {
+                Some(earlier) => {
                     let original = Buffers { data, entries: &buffers, first: 0 }.info(earlier);
                     if raw_buffer(data, &original) == b.raw {
                         let kind = ErrorKind::DuplicateBuffer {
@@ -529,7 +553,7 @@ impl<'data> Trace<'data> {
                     }
                 }
                 None => {
-                    by_sequence.insert(b.header.sequence_number, buffers.len());
+                    by_sequence.insert(b.header.sequence_number, buffers.len() as u32);
                 }
             }
             info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
@@ -559,7 +583,8 @@ impl<'data> Trace<'data> {
         let found = (buffers.len() as u32).saturating_add(skipped);
         let circular = header.log_file_mode & 0x2 != 0;
         if header.buffers_written > found && !circular {
-            let last_buffer = buffers.iter().filter_map(IndexEntry::first_timestamp).max().map(|t| clock.to_filetime(t));
+            let last_buffer =
+                buffers.iter().filter_map(IndexEntry::first_timestamp).max().map(|t| clock.to_filetime(t));
             let location = Location {
                 buffer_index: found,
                 buffer_offset: data.len() as u64,
@@ -576,6 +601,7 @@ impl<'data> Trace<'data> {
         } else if (header.buffers_written < found && !circular) || header.end_time == 0 {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
+        drop(by_sequence);
         buffers.shrink_to_fit();
         let expanded = Expanded::new(data, Buffers { data, entries: &buffers, first: 0 }, session.buffer_size);
         Ok(Trace {
@@ -636,10 +662,18 @@ impl<'data> Trace<'data> {
         self.buffers.iter().filter_map(IndexEntry::first_timestamp).max()
     }
 
+    /// Records read per run by the passes that read the trace in runs
+    /// ([`Trace::buffer_runs`]; decompressed bytes, as the headers claim).
+    pub const RUN_BYTES: usize = 32 << 20;
+
     /// Every buffer, in file order, in runs of consecutive buffers holding
     /// about `bytes` of records (as their headers claim; at least one buffer
     /// a run). A pass that searches a run in parallel and takes its findings
-    /// in order before the next holds one run's findings, not the trace's.
+    /// in order before the next holds one run's findings, not the trace's;
+    /// one that hands each run's pages back with one [`Releaser`] after the
+    /// run gives them back in large steps (parallel jobs each releasing
+    /// their own buffers leave released pages beside the ones still read,
+    /// and a page fault maps the pages around it again).
     pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = Buffers<'_>> {
         self.buffers().runs(bytes)
     }
@@ -689,6 +723,38 @@ impl<'data> Trace<'data> {
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
     let start = usize::try_from(info.offset).unwrap_or(usize::MAX);
     data.get(start..start.saturating_add(info.stored_len)).unwrap_or_default()
+}
+
+/// Which buffer (position in the index) carries each sequence number, to
+/// tell a copy of a buffer from a new one. ETW numbers a session's buffers
+/// in the order it writes them, so the numbers mostly rise along the file:
+/// those are appended to a sorted list (12 bytes a buffer, where a hash map
+/// took ~34 at a million buffers); the others go to a map.
+#[derive(Default)]
+struct SequenceNumbers {
+    rising: Vec<u64>,
+    positions: Vec<u32>,
+    others: HashMap<u64, u32>,
+}
+
+impl SequenceNumbers {
+    fn get(&self, sequence: u64) -> Option<usize> {
+        let found = match self.rising.binary_search(&sequence) {
+            Ok(i) => self.positions.get(i).copied(),
+            Err(_) => self.others.get(&sequence).copied(),
+        };
+        found.map(|p| p as usize)
+    }
+
+    /// Records a number not seen before.
+    fn insert(&mut self, sequence: u64, position: u32) {
+        if self.rising.last().is_none_or(|&last| sequence > last) {
+            self.rising.push(sequence);
+            self.positions.push(position);
+        } else {
+            self.others.insert(sequence, position);
+        }
+    }
 }
 
 /// Notes kept at most (a file can repeat a sequence number in every buffer).
@@ -885,5 +951,22 @@ impl<'a> Iterator for BufferRecords<'a> {
                 Some(Err(self.info.error(self.pos, kind)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SequenceNumbers;
+
+    #[test]
+    fn sequence_numbers_out_of_order_are_found_as_rising_ones_are() {
+        let mut seen = SequenceNumbers::default();
+        for (position, sequence) in [(0, 10), (1, 11), (2, 15), (3, 12), (4, 3), (5, 16)] {
+            assert_eq!(seen.get(sequence), None);
+            seen.insert(sequence, position);
+        }
+        let found: Vec<_> = [10, 11, 15, 12, 3, 16, 13, 0].iter().map(|&s| seen.get(s)).collect();
+        assert_eq!(found, [Some(0), Some(1), Some(2), Some(3), Some(4), Some(5), None, None]);
+        assert_eq!((seen.rising.len(), seen.others.len()), (4, 2));
     }
 }

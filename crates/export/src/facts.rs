@@ -56,55 +56,67 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
     let every_process = |_| true;
     let shared = FrameTable::default();
     // Buffers are folded together as they are read (in file order): one list
-    // of stack parts, not one per buffer (a long trace has 100 000s).
-    let folded: Option<(BufferSummary, (CoverageCounter, BufferScan<'_>))> = trace
-        .buffers()
-        .par_iter()
-        .map_init(
-            || (Vec::new(), LookupCache::default(), Releaser::new(trace)),
-            |(scratch, cache, releaser), info| {
-                let mut summary = BufferSummary::new(&info);
-                let mut coverage = CoverageCounter::default();
-                let mut scan = if names {
-                    BufferScan::new(&every_process, &shared)
-                } else {
-                    BufferScan::counting(&every_process, &shared)
-                };
-                let mut values = Vec::new();
-                let contents = trace.contents(&info, scratch);
-                for item in trace.records(&info, &contents) {
-                    let record = match item {
-                        Ok((_, record)) => record,
-                        Err(e) => {
-                            summary.damaged(e);
-                            break;
-                        }
-                    };
-                    summary.add(&record);
-                    // Only the stacks scan needs the values, of a few kinds of
-                    // record; counting needs the fields before their names.
-                    let decoded = if names && BufferScan::needs_decoding(&record) {
-                        schemas.decode_cached(cache, &record, &mut values)
+    // of stack parts, not one per buffer (a long trace has 100 000s). A run
+    // at a time, its pages handed back in one step after it ([`Trace::buffer_runs`]).
+    type Folded<'s> = (BufferSummary, (CoverageCounter, BufferScan<'s>));
+    fn fold<'s>((s1, (c1, b1)): Folded<'s>, (s2, (c2, b2)): Folded<'s>) -> Folded<'s> {
+        (s1.merge(s2), (c1.merge(c2), b1.merge(b2)))
+    }
+    let mut folded: Option<Folded<'_>> = None;
+    let mut releaser = Releaser::new(trace);
+    for run in trace.buffer_runs(Trace::RUN_BYTES) {
+        let run_folded = run
+            .par_iter()
+            .map_init(
+                || (Vec::new(), LookupCache::default()),
+                |(scratch, cache), info| {
+                    let mut summary = BufferSummary::new(&info);
+                    let mut coverage = CoverageCounter::default();
+                    let mut scan = if names {
+                        BufferScan::new(&every_process, &shared)
                     } else {
-                        schemas.check_cached(cache, &record, &mut values)
+                        BufferScan::counting(&every_process, &shared)
                     };
-                    coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-                    let read = match decoded {
-                        Ok(schema) if names => Some(schema),
-                        Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
-                        Err(_) => None,
-                    };
-                    scan.add(&record, read.map(|schema| (schema, &values[..])));
-                }
-                if let Some(e) = contents.error {
-                    summary.damaged(e);
-                }
-                scan.done();
-                releaser.done(&info);
-                (summary, (coverage, scan))
-            },
-        )
-        .reduce_with(|(s1, (c1, b1)), (s2, (c2, b2))| (s1.merge(s2), (c1.merge(c2), b1.merge(b2))));
+                    let mut values = Vec::new();
+                    let contents = trace.contents(&info, scratch);
+                    for item in trace.records(&info, &contents) {
+                        let record = match item {
+                            Ok((_, record)) => record,
+                            Err(e) => {
+                                summary.damaged(e);
+                                break;
+                            }
+                        };
+                        summary.add(&record);
+                        // Only the stacks scan needs the values, of a few kinds of
+                        // record; counting needs the fields before their names.
+                        let decoded = if names && BufferScan::needs_decoding(&record) {
+                            schemas.decode_cached(cache, &record, &mut values)
+                        } else {
+                            schemas.check_cached(cache, &record, &mut values)
+                        };
+                        coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
+                        let read = match decoded {
+                            Ok(schema) if names => Some(schema),
+                            Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
+                            Err(_) => None,
+                        };
+                        scan.add(&record, read.map(|schema| (schema, &values[..])));
+                    }
+                    if let Some(e) = contents.error {
+                        summary.damaged(e);
+                    }
+                    scan.done();
+                    (summary, (coverage, scan))
+                },
+            )
+            .reduce_with(fold);
+        folded = match (folded, run_folded) {
+            (Some(a), Some(b)) => Some(fold(a, b)),
+            (a, b) => a.or(b),
+        };
+        releaser.done_all(run);
+    }
     let (summaries, (counters, scans)) = match folded {
         Some((s, (c, b))) => (Some(s), (Some(c), Some(b))),
         None => (None, (None, None)),
