@@ -225,8 +225,8 @@ impl BufferSummary {
 
 fn summarize_buffer(trace: &Trace<'_>, info: &BufferInfo, scratch: &mut Vec<u8>) -> BufferSummary {
     let mut summary = BufferSummary::new(info);
-    let contents = trace.contents(&info, scratch);
-    for item in trace.records(&info, &contents) {
+    let contents = trace.contents(info, scratch);
+    for item in trace.records(info, &contents) {
         match item {
             Ok((_, record)) => summary.add(&record),
             Err(e) => {

@@ -368,9 +368,9 @@ fn scan_buffer<'w>(
     cache: &mut LookupCache,
 ) -> BufferScan<'w> {
     let mut scan = BufferScan::new(wanted, shared);
-    let contents = trace.contents(&info, scratch);
+    let contents = trace.contents(info, scratch);
     let mut values = Vec::new();
-    for (_, record) in trace.records(&info, &contents).map_while(Result::ok) {
+    for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
         let decoded = if BufferScan::needs_decoding(&record) {
             schemas.decode_cached(cache, &record, &mut values).ok()
         } else {
