@@ -273,10 +273,17 @@ impl Expanded {
             return none;
         }
         let total: usize = wanted.iter().map(|&(_, size)| size).sum();
-        let Ok(mut map) = memmap2::MmapMut::map_anon(total.max(1)) else { return none };
+        // Huge pages back only the whole, aligned 2 MiB extents of a
+        // mapping: the buffers start at one, and the mapping ends past the
+        // last one they reach (else up to 4 MiB at the ends faulted in 4 KiB
+        // pages: two thirds of `info`'s page faults on a compressed trace).
+        let (huge, extent) = (cfg!(unix), 2 << 20);
+        let length = if huge { total.next_multiple_of(extent) + extent } else { total.max(1) };
+        let Ok(mut map) = memmap2::MmapMut::map_anon(length) else { return none };
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::HugePage);
-        let mut rest: &mut [u8] = &mut map;
+        let skip = if huge { map.as_ptr().align_offset(extent).min(length - total) } else { 0 };
+        let mut rest: &mut [u8] = &mut map[skip..skip + total];
         let mut slices = Vec::with_capacity(wanted.len());
         for (info, size) in &wanted {
             let (slice, after) = std::mem::take(&mut rest).split_at_mut(*size);
@@ -296,7 +303,7 @@ impl Expanded {
         let Ok(bytes) = map.make_read_only() else { return none };
         let mut kept = Vec::with_capacity(done.len());
         let mut errors = Vec::new();
-        let mut start = 0;
+        let mut start = skip;
         for ((index, len, error), &(_, size)) in done.into_iter().zip(&wanted) {
             kept.push((index, start, len));
             if let Some(e) = error {
