@@ -4,7 +4,11 @@
 //! DATASET/table=requests/trace=<name>/part-0.parquet
 //! DATASET/table=connections/trace=<name>/part-0.parquet
 //! DATASET/table=dns/…  table=http_server/…  table=browser/…  table=events/…
+//! DATASET/table=events/trace=<name>/part-1.parquet, part-2.parquet, …
 //! ```
+//!
+//! The events come in files of [`GROUPS_PER_PART`] row groups (4 M events):
+//! a Parquet writer holds every row group's metadata until it closes its file.
 //!
 //! Every file of a table has the same schema (the table's fixed columns,
 //! [`nettrail_tables::Table::schema`]), with a first column `trace` naming
@@ -19,7 +23,8 @@ use std::path::{Path, PathBuf};
 use nettrail_net::Report;
 use nettrail_tables::{Analysed, Cell, Column, Filters, Kind, Table, column, columns};
 
-use crate::parquet::{TableWriter, write_events_with};
+use crate::parquet::{GROUPS_PER_PART, TableWriter, write_events_with};
+use parquet::errors::ParquetError;
 
 /// A dataset being written.
 #[derive(Debug)]
@@ -83,9 +88,19 @@ impl Dataset {
     }
 
     fn part(&self, table: &str, name: &str) -> io::Result<(PathBuf, std::io::BufWriter<std::fs::File>)> {
+        self.numbered_part(table, name, 0)
+    }
+
+    /// File `number` of a table's partition (`part-NUMBER.parquet`).
+    fn numbered_part(
+        &self,
+        table: &str,
+        name: &str,
+        number: usize,
+    ) -> io::Result<(PathBuf, std::io::BufWriter<std::fs::File>)> {
         let dir = self.root.join(format!("table={table}")).join(format!("trace={name}"));
         std::fs::create_dir_all(&dir)?;
-        let path = dir.join("part-0.parquet");
+        let path = dir.join(format!("part-{number}.parquet"));
         let file = std::fs::File::create(&path)?;
         Ok((path, std::io::BufWriter::with_capacity(1 << 20, file)))
     }
@@ -134,9 +149,17 @@ impl Dataset {
                 )?,
             };
         }
-        let (path, out) = self.part("events", name).map_err(|error| DatasetError { path: self.root.clone(), error })?;
-        let driven = write_events_with(out, &analysed.trace, &analysed.schemas, Some(name), progress)
-            .map_err(|e| DatasetError { path: path.clone(), error: io::Error::other(e) })?;
+        // The events in files of GROUPS_PER_PART row groups each (part-0, part-1, …).
+        let mut path = self.root.clone();
+        let mut open = |number| {
+            let (at, out) =
+                self.numbered_part("events", name, number).map_err(|e| ParquetError::External(Box::new(e)))?;
+            path = at;
+            Ok(out)
+        };
+        let driven =
+            write_events_with(&mut open, GROUPS_PER_PART, &analysed.trace, &analysed.schemas, Some(name), progress)
+                .map_err(|e| DatasetError { path: path.clone(), error: io::Error::other(e) })?;
         let mut damage = analysed.analysis.damage.clone();
         if damage.is_empty() {
             damage = driven.damage;

@@ -203,18 +203,31 @@ pub struct EventsWritten {
 
 /// Writes every event of a trace as the `events` table, a row group at a
 /// time, decoding on every core. `progress` is told the raw timestamp reached.
+/// One file, however many events: its footer (each row group's metadata and
+/// page indexes, ~25 KB a group) is held until the end.
 pub fn write_events<W: Write + Send>(
     out: W,
     trace: &Trace<'_>,
     schemas: &Schemas,
     progress: &mut dyn FnMut(u64),
 ) -> Result<EventsWritten, ParquetError> {
-    write_events_with(out, trace, schemas, None, progress)
+    let mut out = Some(out);
+    let mut one_file = |_| out.take().ok_or_else(|| ParquetError::General("one file only".into()));
+    write_events_with(&mut one_file, usize::MAX, trace, schemas, None, progress)
 }
 
-/// [`write_events`], with a first column `trace` holding `trace_name` when given (datasets).
+/// Row groups of the `events` table per file of a dataset: a writer holds
+/// every group's metadata until it closes its file (~25 KB a group), so a
+/// file per this many groups (4 M events) keeps that bounded (a 10 GB trace
+/// has ~30 000 groups: the footer had grown past 600 MB).
+pub const GROUPS_PER_PART: usize = 256;
+
+/// [`write_events`] into files `open(0)`, `open(1)`, … of at most
+/// `groups_per_part` row groups each, with a first column `trace` holding
+/// `trace_name` when given (datasets).
 pub fn write_events_with<W: Write + Send>(
-    out: W,
+    open: &mut dyn FnMut(usize) -> Result<W, ParquetError>,
+    groups_per_part: usize,
     trace: &Trace<'_>,
     schemas: &Schemas,
     trace_name: Option<&str>,
@@ -222,10 +235,20 @@ pub fn write_events_with<W: Write + Send>(
 ) -> Result<EventsWritten, ParquetError> {
     let mut schema: Vec<(&str, Kind)> = trace_name.map(|_| ("trace", Kind::Text)).into_iter().collect();
     schema.extend(EVENTS_SCHEMA);
-    let mut writer = TableWriter::new(out, "events", &schema)?;
+    let mut writer = TableWriter::new(open(0)?, "events", &schema)?;
+    let (mut parts, mut groups) = (1, 0);
     let mut failed = None;
     let read = crate::events::table::read(trace, schemas, trace_name, GROUP_ROWS, progress, |group| {
-        match writer.write(group) {
+        let write = || {
+            if groups == groups_per_part {
+                let next = TableWriter::new(open(parts)?, "events", &schema)?;
+                std::mem::replace(&mut writer, next).finish()?;
+                (parts, groups) = (parts + 1, 0);
+            }
+            groups += 1;
+            writer.write(group)
+        };
+        match write() {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => {
                 failed = Some(e);
@@ -244,6 +267,52 @@ pub fn write_events_with<W: Write + Send>(
 mod tests {
     use super::*;
     use nettrail_tables::{Cell, column};
+
+    /// A writer whose bytes stay readable after the Parquet writer drops it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn events_roll_over_to_a_new_file_every_few_row_groups() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let file =
+            nettrail_etl::TraceFile::open(nettrail_testkit::corpus_file("perfview__net.4.5.x86.PerfViewData.etl"))
+                .unwrap();
+        let trace = Trace::open(&file).unwrap();
+        let mut schemas = Schemas::new();
+        let _ = schemas.learn(&trace);
+        let mut parts: Vec<Shared> = Vec::new();
+        let mut open = |number: usize| {
+            assert_eq!(number, parts.len(), "files are asked for in order");
+            parts.push(Shared::default());
+            Ok(parts[number].clone())
+        };
+        let written = write_events_with(&mut open, 4, &trace, &schemas, Some("t"), &mut |_| {}).unwrap();
+        let events = nettrail_etl::Summary::compute(&trace).events;
+        assert_eq!(written.events, events);
+        let groups = (events as usize).div_ceil(GROUP_ROWS);
+        assert!(groups > 8, "{groups} row groups");
+        assert_eq!(parts.len(), groups.div_ceil(4));
+        let mut rows = 0;
+        for part in &parts {
+            let bytes = bytes::Bytes::from(part.0.lock().unwrap().clone());
+            let reader = SerializedFileReader::new(bytes).unwrap();
+            assert!(reader.metadata().num_row_groups() <= 4);
+            rows += reader.metadata().file_metadata().num_rows();
+        }
+        assert_eq!(rows as u64, events);
+    }
 
     #[test]
     fn typed_columns_read_back() {
