@@ -30,8 +30,6 @@ pub struct BuiltIn {
     pub origins: FastMap<(SchemaKey, Option<Builds>), String>,
     /// Files that did not parse (a test keeps this empty).
     pub errors: Vec<(String, LayoutError)>,
-    /// The versions of each manifest event (any build), ascending.
-    versions: FastMap<(Guid, u16), Vec<u8>>,
 }
 
 /// The files of each provider or event class, found by the GUID each
@@ -143,14 +141,17 @@ impl ProviderLayouts {
         }
     }
 
-    /// As [`BuiltIn::layout`].
+    /// The layout of `key` for a trace of `build` (as [`BuiltIn::for_build`]
+    /// finds it), or with no build known the newest build's (as
+    /// [`BuiltIn::events`] holds it).
     pub fn layout(&self, key: &SchemaKey, build: Option<u32>) -> Option<&Arc<EventSchema>> {
         let d = self.declaration(key, build)?;
         let layouts = self.parsed.get(d.file)?.get(d.event)?;
         layouts.get_or_init(|| self.outlines[d.file].layouts(d.event).unwrap_or_default()).get(d.position)
     }
 
-    /// As [`BuiltIn::versions`].
+    /// The versions of a manifest event built in for a trace of `build`
+    /// (none: any build), ascending.
     pub fn versions(&self, provider: Guid, id: u16, build: Option<u32>) -> impl Iterator<Item = u8> + '_ {
         let known = self.versions.get(&(provider, id)).map_or(&[][..], Vec::as_slice);
         known
@@ -186,25 +187,6 @@ impl BuiltIn {
         Index::get().files.contains_key(guid)
     }
 
-    /// The versions of a manifest event built in for a trace of `build`
-    /// (none: any build), ascending.
-    pub fn versions(&self, provider: Guid, id: u16, build: Option<u32>) -> impl Iterator<Item = u8> + '_ {
-        let known = self.versions.get(&(provider, id)).map_or(&[][..], Vec::as_slice);
-        known
-            .iter()
-            .copied()
-            .filter(move |&version| self.layout(&SchemaKey::Manifest { provider, id, version }, build).is_some())
-    }
-
-    /// The layout of `key` for a trace of `build`, or with no build known
-    /// the newest build's.
-    pub fn layout(&self, key: &SchemaKey, build: Option<u32>) -> Option<&Arc<EventSchema>> {
-        match build {
-            Some(build) => self.for_build(key, build),
-            None => self.events.get(key),
-        }
-    }
-
     /// Layout files given as (path, text): files under
     /// `kernel/` describe kernel event classes, the others providers.
     pub fn from_files(files: &[(&str, &str)]) -> BuiltIn {
@@ -229,14 +211,6 @@ impl BuiltIn {
                 all.events.insert(*key, newest.clone());
             }
         }
-        for key in all.events.keys() {
-            if let SchemaKey::Manifest { provider, id, version } = *key {
-                all.versions.entry((provider, id)).or_default().push(version);
-            }
-        }
-        for versions in all.versions.values_mut() {
-            versions.sort_unstable();
-        }
         all
     }
 
@@ -252,7 +226,9 @@ impl BuiltIn {
 
 #[cfg(test)]
 mod tests {
+    use crate::fasthash::FastMap;
     use crate::schema::{EventSchema, ProviderInfo, SchemaKey};
+    use nettrail_etl::Guid;
 
     #[test]
     fn every_built_in_file_parses() {
@@ -278,6 +254,19 @@ mod tests {
         }
         builds.sort();
         builds.dedup();
+        // What the whole-file parse says: a key's layout for a build, and
+        // the versions of each event that have one.
+        let whole = |key: &SchemaKey, build: Option<u32>| match build {
+            Some(build) => all.for_build(key, build),
+            None => all.events.get(key),
+        };
+        let mut versions: FastMap<(Guid, u16), Vec<u8>> = FastMap::default();
+        for key in all.events.keys() {
+            if let SchemaKey::Manifest { provider, id, version } = *key {
+                versions.entry((provider, id)).or_default().push(version);
+            }
+        }
+        versions.values_mut().for_each(|v| v.sort_unstable());
         let mut compared = 0;
         for (guid, provider) in &all.providers {
             assert!(super::BuiltIn::knows(guid));
@@ -293,11 +282,15 @@ mod tests {
             let keys = all.events.keys().chain(all.by_build.keys()).filter(|k| k.guid() == *guid);
             for key in keys {
                 for &build in &builds {
-                    assert_eq!(shown(lazy.layout(key, build)), shown(all.layout(key, build)), "{key:?} {build:?}");
+                    assert_eq!(shown(lazy.layout(key, build)), shown(whole(key, build)), "{key:?} {build:?}");
                     if let SchemaKey::Manifest { provider, id, .. } = *key {
                         let lazy: Vec<u8> = lazy.versions(provider, id, build).collect();
-                        let whole: Vec<u8> = all.versions(provider, id, build).collect();
-                        assert_eq!(lazy, whole, "{key:?} {build:?}");
+                        let expected: Vec<u8> = versions[&(provider, id)]
+                            .iter()
+                            .copied()
+                            .filter(|&version| whole(&SchemaKey::Manifest { provider, id, version }, build).is_some())
+                            .collect();
+                        assert_eq!(lazy, expected, "{key:?} {build:?}");
                     }
                     compared += 1;
                 }
