@@ -226,19 +226,21 @@ impl<'t, 'd> EventStream<'t, 'd> {
 
     /// Loads the buffer at `position` and the next ones in parallel.
     fn prefetch(&mut self, position: usize) {
-        let mut batch = Vec::new();
+        // Each header read once (`info` reads it from the file).
+        let mut infos: Vec<(usize, BufferInfo)> = Vec::new();
         let mut bytes = 0usize;
         for p in position..self.order.len() {
-            if batch.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !batch.is_empty()) {
+            if infos.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !infos.is_empty()) {
                 break;
             }
-            if !self.is_loaded(p) {
-                bytes += self.info(p).map_or(0, |i| i.header.filled as usize);
-                batch.push(p);
+            if !self.is_loaded(p)
+                && let Some(info) = self.info(p)
+            {
+                bytes += info.header.filled as usize;
+                infos.push((p, info));
             }
         }
         let trace = self.trace;
-        let infos: Vec<(usize, BufferInfo)> = batch.iter().filter_map(|&p| Some((p, self.info(p)?))).collect();
         let loaded: Vec<(usize, LoadedBuffer<'t>)> = if infos.len() > 1 {
             infos.par_iter().map(|(p, info)| (*p, load(trace, info))).collect()
         } else {
