@@ -8,7 +8,7 @@ use std::io::Write;
 
 use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
 use nettrail_etl::{BufferSummary, FileTime, Note, Releaser, Summary, Trace};
-use nettrail_stacks::{BufferScan, Code, FrameTable};
+use nettrail_stacks::{BufferScan, Code, CodeJoin, FrameTable};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
@@ -55,14 +55,17 @@ impl Facts {
 fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverage, Code) {
     let every_process = |_| true;
     let shared = FrameTable::default();
-    // Buffers are folded together as they are read (in file order): one list
-    // of stack parts, not one per buffer (a long trace has 100 000s). A run
-    // at a time, its pages handed back in one step after it ([`Trace::buffer_runs`]).
+    // Buffers are folded together as they are read (in file order), a run
+    // at a time, its pages handed back in one step after it
+    // ([`Trace::buffer_runs`]); each run's scan goes to the join, which
+    // holds stack parts in bounded memory.
     type Folded<'s> = (BufferSummary, (CoverageCounter, BufferScan<'s>));
     fn fold<'s>((s1, (c1, b1)): Folded<'s>, (s2, (c2, b2)): Folded<'s>) -> Folded<'s> {
         (s1.merge(s2), (c1.merge(c2), b1.merge(b2)))
     }
-    let mut folded: Option<Folded<'_>> = None;
+    let mut summaries: Option<BufferSummary> = None;
+    let mut counters: Option<CoverageCounter> = None;
+    let mut join = if names { CodeJoin::new() } else { CodeJoin::counting() };
     let mut releaser = Releaser::new(trace);
     for run in trace.buffer_runs(Trace::RUN_BYTES) {
         let run_folded = run
@@ -111,18 +114,21 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                 },
             )
             .reduce_with(fold);
-        folded = match (folded, run_folded) {
-            (Some(a), Some(b)) => Some(fold(a, b)),
-            (a, b) => a.or(b),
-        };
+        if let Some((summary, (counter, scan))) = run_folded {
+            summaries = Some(match summaries {
+                Some(before) => before.merge(summary),
+                None => summary,
+            });
+            counters = Some(match counters {
+                Some(before) => before.merge(counter),
+                None => counter,
+            });
+            join.add(scan);
+        }
         releaser.done_all(run);
     }
-    let (summaries, (counters, scans)) = match folded {
-        Some((s, (c, b))) => (Some(s), (Some(c), Some(b))),
-        None => (None, (None, None)),
-    };
     let (code, (summary, coverage)) = rayon::join(
-        || Code::join(scans, &shared, trace.pointer_size()),
+        || join.finish(&shared, trace.pointer_size()),
         || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
     );
     (summary, coverage, code)
@@ -254,6 +260,14 @@ fn add_code(report: &mut Value, s: &Summary, code: &Code) {
         .map(|(_, n)| *n)
         .sum();
     let (modules, methods) = code.modules.counts();
+    if code.unread > 0
+        && let Some(notes) = report["notes"].as_array_mut()
+    {
+        notes.push(json!(format!(
+            "{} stack or module records could not be read back from a temporary file: they are not counted",
+            code.unread
+        )));
+    }
     report["stacks"] = json!({
         "events": joined as u64 + in_items,
         "from_stack_walk": joined,

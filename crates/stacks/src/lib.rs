@@ -7,7 +7,7 @@
 //! identities, plus the CLR's compiled methods. [`Frames`] renders addresses
 //! as `module!function+offset`, `module+offset` or `managed!Method+offset`.
 //! A reader that makes its own pass over the records adds them to a
-//! [`BufferScan`] per buffer and joins those with [`Code::join`] instead.
+//! [`BufferScan`] per buffer and puts those together with a [`CodeJoin`] instead.
 //!
 //! ```no_run
 //! let file = nettrail_etl::TraceFile::open("trace.etl")?;
@@ -28,9 +28,10 @@
 mod frames;
 mod modules;
 mod scan;
+mod spill;
 mod stacks;
 
 pub use frames::{Frames, NoSymbols, Symbols};
 pub use modules::{Method, Module, Modules, PdbId};
-pub use scan::{BufferScan, Code, FrameTable, scan};
+pub use scan::{BufferScan, Code, CodeJoin, FrameTable, scan};
 pub use stacks::{STACK_WALK, Stack, StackCursor, StackId, StackRef, Stacks, kernel_boundary};

@@ -12,6 +12,8 @@
 use nettrail_decode::fasthash::{FastMap, FastSet};
 use nettrail_etl::Guid;
 
+use crate::spill::{self, Spill};
+
 /// A PDB's identity: what the symbol server files it under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PdbId {
@@ -81,6 +83,38 @@ pub(crate) struct LoadMark {
     /// `None` for an unload.
     pub(crate) size: Option<u64>,
     pub(crate) pid: u32,
+    /// A DbgID_RSDS record of the same buffer names the load's PDB.
+    pub(crate) pdb: bool,
+}
+
+/// Held in runs by module, then time: time, base, size (`u64::MAX` for an
+/// unload), process, whether a PDB is known.
+impl Spill for LoadMark {
+    type Key = (u32, u64, u64);
+    const SIZE: usize = 8 + 8 + 8 + 4 + 1;
+
+    fn key(&self) -> (u32, u64, u64) {
+        (self.pid, self.base, self.at)
+    }
+
+    fn encode(&self, b: &mut [u8]) {
+        b[..8].copy_from_slice(&self.at.to_le_bytes());
+        b[8..16].copy_from_slice(&self.base.to_le_bytes());
+        b[16..24].copy_from_slice(&self.size.unwrap_or(u64::MAX).to_le_bytes());
+        b[24..28].copy_from_slice(&self.pid.to_le_bytes());
+        b[28] = u8::from(self.pdb);
+    }
+
+    fn decode(b: &[u8]) -> LoadMark {
+        let size = spill::u64_at(b, 16);
+        LoadMark {
+            at: spill::u64_at(b, 0),
+            base: spill::u64_at(b, 8),
+            size: (size != u64::MAX).then_some(size),
+            pid: spill::u32_at(b, 24),
+            pdb: b[28] != 0,
+        }
+    }
 }
 
 /// Loads, PDB identities and methods counted without keeping them.
@@ -92,24 +126,23 @@ pub(crate) struct Counted {
 }
 
 impl Counted {
-    /// The loads among `marks` (any order) that [`Modules::build`] would keep
-    /// (a load repeating one still open, as the closing rundown does, is not
-    /// a new one), how many of them `pdbs` (time and base of DbgID_RSDS
-    /// records) identify, and `methods`.
-    pub(crate) fn of(mut marks: Vec<LoadMark>, pdbs: &FastSet<(u64, u64)>, methods: usize) -> Counted {
+    /// The loads among `marks` (sorted by process, base and time; records
+    /// of one time in file order) that [`Modules::build`] would keep (a load
+    /// repeating one still open, as the closing rundown does, is not a new
+    /// one), how many of them have a PDB (marked, or in `pdbs`: time and
+    /// base of DbgID_RSDS records not met in the load's buffer), and `methods`.
+    pub(crate) fn of(marks: impl Iterator<Item = LoadMark>, pdbs: &FastSet<(u64, u64)>, methods: usize) -> Counted {
         let mut counted = Counted { methods, ..Counted::default() };
         // Each (process, base) in time order on its own: its loads and unloads
-        // are all that decide whether a load repeats one still open. Stable,
-        // as `build` sorts: records of one time stay in file order.
-        marks.sort_by_key(|m| (m.pid, m.base, m.at));
+        // are all that decide whether a load repeats one still open.
         let mut open: Option<(u32, u64, u64)> = None;
-        for LoadMark { at, base, size, pid } in marks {
+        for LoadMark { at, base, size, pid, pdb } in marks {
             let open_size = open.filter(|&(p, b, _)| (p, b) == (pid, base)).map(|(_, _, size)| size);
             match size {
                 Some(size) => {
                     if open_size != Some(size) {
                         counted.loads += 1;
-                        counted.with_pdbs += usize::from(pdbs.contains(&(at, base)));
+                        counted.with_pdbs += usize::from(pdb || pdbs.contains(&(at, base)));
                     }
                     open = Some((pid, base, size));
                 }

@@ -10,7 +10,8 @@ use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
 use crate::modules::{Counted, Fact, LoadMark, Modules, PdbId};
-use crate::stacks::{Part, Stacks, kernel_boundary, read_part};
+use crate::spill::{RUN_ITEMS, SortedRuns};
+use crate::stacks::{Definition, Holds, Part, StackRecord, Stacks, kernel_boundary, read_part};
 
 const IMAGE: Guid = Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518");
 const PROCESS: Guid = Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c");
@@ -23,15 +24,19 @@ const CLR_RUNDOWN: Guid = Guid::parse_const("a669021c-c450-4609-a035-5af59af4df1
 pub struct Code {
     pub stacks: Stacks,
     pub modules: Modules,
+    /// Records the join held in temporary files and could not read back
+    /// (0 unless the disk failed): their stacks or module loads are missing.
+    pub unread: usize,
 }
 
 /// What one buffer says about code, record by record, in file order.
 /// [`scan`] reads buffers for this alone; a pass that decodes every record
 /// anyway (`nettrail info`, counting what decodes) adds them to its own, so
-/// the trace is read once. [`Code::join`] puts the buffers together.
+/// the trace is read once. A [`CodeJoin`] puts the buffers together.
 pub struct BufferScan<'w> {
     wanted: &'w (dyn Fn(u32) -> bool + Sync),
     parts: Vec<Part>,
+    definitions: Vec<Definition>,
     arena: Vec<u64>,
     facts: Vec<Fact>,
     /// Whether modules' paths and methods' names are read, and method loads
@@ -174,6 +179,7 @@ impl<'w> BufferScan<'w> {
         BufferScan {
             wanted,
             parts: Vec::new(),
+            definitions: Vec::new(),
             arena: Vec::new(),
             facts: Vec::new(),
             names: true,
@@ -206,6 +212,18 @@ impl<'w> BufferScan<'w> {
     /// scratch frames, the layouts' field positions, spare room: a long
     /// trace has hundreds of thousands of buffers, all kept until the join).
     pub fn done(&mut self) {
+        // A load's PDB identity is logged with the load's time and base,
+        // next to it: marked on the load, the identity is not kept.
+        if !self.pdbs.is_empty() {
+            let mut matched = FastSet::default();
+            for mark in self.marks.iter_mut().filter(|m| m.size.is_some()) {
+                if self.pdbs.contains(&(mark.at, mark.base)) {
+                    mark.pdb = true;
+                    matched.insert((mark.at, mark.base));
+                }
+            }
+            self.pdbs.retain(|k| !matched.contains(k));
+        }
         self.arena = Vec::new();
         self.layouts = Vec::new();
         self.parts.shrink_to_fit();
@@ -217,6 +235,7 @@ impl<'w> BufferScan<'w> {
     /// pass that folds buffers together holds one list of parts, not one per buffer).
     pub fn merge(mut self, mut other: BufferScan<'w>) -> BufferScan<'w> {
         self.parts.append(&mut other.parts);
+        self.definitions.append(&mut other.definitions);
         self.facts.append(&mut other.facts);
         self.marks.append(&mut other.marks);
         self.pdbs.extend(other.pdbs);
@@ -262,16 +281,21 @@ impl<'w> BufferScan<'w> {
     /// [`BufferScan::needs_decoding`]).
     pub fn add(&mut self, record: &Record<'_>, decoded: Option<(&Arc<EventSchema>, &[Value<'_>])>) {
         let arena_len = self.arena.len();
-        if let Some(mut part) = read_part(record, &mut self.arena) {
-            let keep = match &part {
-                Part::Frames { pid, .. } | Part::Key { pid, .. } => (self.wanted)(*pid),
-                Part::Definition { .. } => true,
-            };
-            if keep {
-                if let Part::Frames { frames, .. } | Part::Definition { frames, .. } = &mut part {
-                    *frames = self.shared.intern(&self.arena[frames.0 as usize..frames.1 as usize]);
+        if let Some(read) = read_part(record, &mut self.arena) {
+            match read {
+                StackRecord::Part(mut part) if (self.wanted)(part.pid) => {
+                    if let Holds::Frames(a, b) = part.holds {
+                        let (a, b) = self.shared.intern(&self.arena[a as usize..b as usize]);
+                        part.holds = Holds::Frames(a, b);
+                    }
+                    self.parts.push(part);
                 }
-                self.parts.push(part);
+                StackRecord::Part(_) => {}
+                StackRecord::Definition(mut definition) => {
+                    let (a, b) = definition.frames;
+                    definition.frames = self.shared.intern(&self.arena[a as usize..b as usize]);
+                    self.definitions.push(definition);
+                }
             }
             self.arena.truncate(arena_len);
             return;
@@ -283,9 +307,11 @@ impl<'w> BufferScan<'w> {
             match fact(record, &self.layouts[index], values, self.names) {
                 Some(f) if self.names => self.facts.push(f),
                 Some(Fact::Loaded { at, pid, base, size, .. }) => {
-                    self.marks.push(LoadMark { at, base, size: Some(size), pid });
+                    self.marks.push(LoadMark { at, base, size: Some(size), pid, pdb: false });
                 }
-                Some(Fact::Unloaded { at, pid, base }) => self.marks.push(LoadMark { at, base, size: None, pid }),
+                Some(Fact::Unloaded { at, pid, base }) => {
+                    self.marks.push(LoadMark { at, base, size: None, pid, pdb: false });
+                }
                 Some(Fact::Pdb { at, base, .. }) => {
                     self.pdbs.insert((at, base));
                 }
@@ -386,8 +412,11 @@ fn scan_buffer<'w>(
 /// dump; the processes that made requests, for stitching); modules and
 /// methods are kept for every process.
 pub fn scan(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool + Sync)) -> Code {
+    scan_with(trace, schemas, wanted, CodeJoin::new())
+}
+
+fn scan_with(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool + Sync), mut join: CodeJoin) -> Code {
     let shared = FrameTable::default();
-    let mut buffers: Vec<BufferScan<'_>> = Vec::new();
     // A run at a time, its pages handed back in one step after it ([`Trace::buffer_runs`]).
     let mut releaser = Releaser::new(trace);
     for run in trace.buffer_runs(Trace::RUN_BYTES) {
@@ -398,58 +427,156 @@ pub fn scan(trace: &Trace<'_>, schemas: &Schemas, wanted: &(dyn Fn(u32) -> bool 
                 |(scratch, cache), info| scan_buffer(trace, &info, schemas, wanted, &shared, scratch, cache),
             )
             .collect();
-        buffers.extend(scans);
+        for scan in scans {
+            join.add(scan);
+        }
         releaser.done_all(run);
     }
-    Code::join(buffers, &shared, trace.pointer_size())
+    join.finish(&shared, trace.pointer_size())
 }
 
-impl Code {
-    /// The code the scans of a trace's buffers found, given in file order
-    /// (parts of one event's stack keep their order).
-    /// `shared` is the table the scans kept their frames in (emptied here).
-    pub fn join<'w>(buffers: impl IntoIterator<Item = BufferScan<'w>>, shared: &FrameTable, pointer_size: u8) -> Code {
-        let arena = shared.take_frames();
-        let (mut methods_counted, mut marks, mut pdbs) = (0, Vec::new(), FastSet::default());
-        let (stacks, facts): (Vec<_>, Vec<_>) = buffers
-            .into_iter()
-            .map(|mut b| {
-                methods_counted += b.methods_counted;
-                marks.append(&mut b.marks);
-                pdbs.extend(b.pdbs);
-                (b.parts, b.facts)
-            })
-            .unzip();
-        // Stacks and modules are independent: build them side by side.
-        let (stacks, modules) = rayon::join(
-            || join_stacks(stacks, &arena, pointer_size),
-            || {
-                let counted = Counted::of(marks, &pdbs, methods_counted);
-                Modules::build(facts.into_iter().flatten(), kernel_boundary(pointer_size), counted)
-            },
-        );
-        Code { stacks, modules }
+/// Puts the [`BufferScan`]s of a trace together into its [`Code`], taking
+/// them in file order as the pass reads them. Stack parts are held sorted
+/// in runs, each full run in a temporary file: memory does not grow with
+/// the number of stacks a trace has.
+#[derive(Debug)]
+pub struct CodeJoin {
+    parts: SortedRuns<Part>,
+    /// Key definitions, in file order (one each time the cache drops a key: kept in memory).
+    definitions: Vec<Definition>,
+    facts: Vec<Fact>,
+    marks: SortedRuns<LoadMark>,
+    /// PDB identities not met next to their load (most are marked on it).
+    pdbs: FastSet<(u64, u64)>,
+    methods_counted: usize,
+    keep_events: bool,
+}
+
+impl Default for CodeJoin {
+    fn default() -> Self {
+        CodeJoin::new()
     }
 }
 
-/// The stacks of the buffers' parts (in file order), whose frames are in `arena`.
-fn join_stacks(buffers: Vec<Vec<Part>>, arena: &[u64], pointer_size: u8) -> Stacks {
-    // Appended in place: a pass that folded its buffers gives one list, taken as it is.
-    let mut parts = buffers
-        .into_iter()
-        .reduce(|mut all, mut more| {
-            all.append(&mut more);
-            all
-        })
-        .unwrap_or_default();
-    let event = |p: &Part| match p {
-        Part::Frames { at, tid, .. } | Part::Key { at, tid, .. } => (*at, *tid),
-        Part::Definition { .. } => (0, 0),
-    };
-    // Stable: parts of one event keep their order. The list grew by
-    // doubling; given back first, the sort's scratch (half the list) is the
-    // only copy on top of it (a parallel sort would take a whole list's).
-    parts.shrink_to_fit();
-    parts.sort_by_key(event);
-    Stacks::join(parts, arena, pointer_size)
+impl CodeJoin {
+    /// A join whose stacks look up their events ([`Stacks::of_record`]).
+    pub fn new() -> CodeJoin {
+        CodeJoin::with_run_items(RUN_ITEMS, true)
+    }
+
+    /// A join for counting: stacks and how many events have one, not which
+    /// (`nettrail info`: events are not looked up, and not kept).
+    pub fn counting() -> CodeJoin {
+        CodeJoin::with_run_items(RUN_ITEMS, false)
+    }
+
+    fn with_run_items(run_items: usize, keep_events: bool) -> CodeJoin {
+        CodeJoin {
+            parts: SortedRuns::new(run_items),
+            definitions: Vec::new(),
+            facts: Vec::new(),
+            marks: SortedRuns::new(run_items),
+            pdbs: FastSet::default(),
+            methods_counted: 0,
+            keep_events,
+        }
+    }
+
+    /// Takes the scan of the buffers that follow, in file order, those taken before.
+    pub fn add(&mut self, mut scan: BufferScan<'_>) {
+        self.parts.add(&mut scan.parts);
+        self.definitions.append(&mut scan.definitions);
+        self.facts.append(&mut scan.facts);
+        self.marks.add(&mut scan.marks);
+        self.pdbs.extend(scan.pdbs);
+        self.methods_counted += scan.methods_counted;
+    }
+
+    /// The code of every scan taken. `shared` is the table the scans kept
+    /// their frames in (emptied here).
+    pub fn finish(self, shared: &FrameTable, pointer_size: u8) -> Code {
+        let arena = shared.take_frames();
+        let CodeJoin { parts, definitions, facts, marks, pdbs, methods_counted, keep_events } = self;
+        // Stacks and modules are independent: build them side by side.
+        let ((stacks, unread_parts), (modules, unread_marks)) = rayon::join(
+            || {
+                let mut sorted = parts.into_sorted();
+                let stacks = Stacks::join(&mut sorted, &definitions, &arena, pointer_size, keep_events);
+                (stacks, sorted.unread())
+            },
+            || {
+                let mut sorted = marks.into_sorted();
+                let counted = Counted::of(&mut sorted, &pdbs, methods_counted);
+                (Modules::build(facts, kernel_boundary(pointer_size), counted), sorted.unread())
+            },
+        );
+        Code { stacks, modules, unread: unread_parts + unread_marks }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nettrail_etl::TraceFile;
+
+    /// Every event's stack as the join found it: (time, thread, process, frames).
+    fn joined(stacks: &Stacks) -> Vec<(u64, u32, Option<u32>, &[u64])> {
+        stacks.events.iter().map(|&(at, tid, id)| (at, tid, stacks.pid(id), stacks.frames(id))).collect()
+    }
+
+    /// Scans a corpus trace with every buffer's scan counting (as `nettrail info`) or not.
+    fn scan_counting(trace: &Trace<'_>, schemas: &Schemas, mut join: CodeJoin) -> Code {
+        let (every, shared) = (|_| true, FrameTable::default());
+        let (mut cache, mut scratch) = (LookupCache::default(), Vec::new());
+        for info in trace.buffers().iter() {
+            let mut scan = BufferScan::counting(&every, &shared);
+            let contents = trace.contents(&info, &mut scratch);
+            let mut values = Vec::new();
+            for (_, record) in trace.records(&info, &contents).map_while(Result::ok) {
+                let read = match schemas.check_cached(&mut cache, &record, &mut values) {
+                    Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
+                    Err(_) => None,
+                };
+                scan.add(&record, read.map(|schema| (schema, &values[..])));
+            }
+            scan.done();
+            join.add(scan);
+        }
+        join.finish(&shared, trace.pointer_size())
+    }
+
+    /// Parts and module marks spilled in runs of 64 (hundreds of temporary
+    /// files, an event's kernel and user parts often in different runs)
+    /// join to the same stacks and module counts as held in memory, for
+    /// classic stack walks (Windows 7) and the stack cache's keys (Windows 8).
+    #[test]
+    fn items_spilled_in_small_runs_join_as_in_memory() {
+        for (name, events, loads, with_pdbs) in [
+            ("perfview__net.4.5.x86.PerfViewData.etl", 17_363, 2_800, 2_772),
+            ("perfview__net.4.5.2.x86.etl", 9_666, 1_867, 1_840),
+        ] {
+            let file = TraceFile::open(nettrail_testkit::corpus_file(name)).unwrap();
+            let trace = Trace::open(&file).unwrap();
+            let mut schemas = Schemas::new();
+            schemas.learn(&trace);
+            let every = |_| true;
+            let in_memory = scan_with(&trace, &schemas, &every, CodeJoin::with_run_items(usize::MAX, true));
+            let spilled = scan_with(&trace, &schemas, &every, CodeJoin::with_run_items(64, true));
+            assert_eq!(in_memory.stacks.counts().1, events, "{name}");
+            assert_eq!(joined(&spilled.stacks), joined(&in_memory.stacks), "{name}");
+            assert_eq!(spilled.stacks.counts(), in_memory.stacks.counts(), "{name}");
+            assert_eq!(spilled.unread, 0, "{name}");
+            let counted = scan_counting(&trace, &schemas, CodeJoin::with_run_items(usize::MAX, false));
+            let counted_spilled = scan_counting(&trace, &schemas, CodeJoin::with_run_items(64, false));
+            assert_eq!(counted.stacks.counts(), in_memory.stacks.counts(), "{name}");
+            assert!(counted.stacks.events.is_empty(), "{name}: counting keeps no events");
+            assert_eq!(counted.modules.counts().0, loads, "{name}");
+            assert_eq!(counted.modules.with_pdbs(), with_pdbs, "{name}");
+            assert_eq!(counted.modules.counts(), in_memory.modules.counts(), "{name}");
+            assert_eq!(counted.modules.with_pdbs(), in_memory.modules.with_pdbs(), "{name}");
+            assert_eq!(counted_spilled.stacks.counts(), counted.stacks.counts(), "{name}");
+            assert_eq!(counted_spilled.modules.counts(), counted.modules.counts(), "{name}");
+            assert_eq!(counted_spilled.modules.with_pdbs(), counted.modules.with_pdbs(), "{name}");
+        }
+    }
 }

@@ -19,6 +19,8 @@ use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::extended::{ExtType, ExtendedData};
 use nettrail_etl::{Guid, Record};
 
+use crate::spill::{self, Spill};
+
 /// The StackWalk event class.
 pub const STACK_WALK: Guid = Guid::parse_const("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3");
 
@@ -55,21 +57,84 @@ fn frames(b: &[u8], size: u8) -> impl Iterator<Item = u64> + '_ {
     })
 }
 
-/// A stack record, as one buffer's scan finds it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Part {
-    /// Frames: their event's (timestamp, thread, process) and range in the scan's frame arena.
-    Frames { at: u64, tid: u32, pid: u32, frames: (u32, u32) },
-    /// A cache key for the kernel or user part of an event's stack.
-    Key { at: u64, tid: u32, pid: u32, key: u64, user: bool },
-    /// A cache key's frames, logged when the cache drops the key (which it
-    /// then reuses) or at rundown: a key names the frames of its next definition.
-    Definition { at: u64, key: u64, frames: (u32, u32) },
+/// A StackWalk record's part of one event's stack, as one buffer's scan finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Part {
+    /// The event's raw timestamp, thread and process.
+    pub(crate) at: u64,
+    pub(crate) tid: u32,
+    pub(crate) pid: u32,
+    pub(crate) holds: Holds,
 }
 
-/// Reads a StackWalk record into `parts`, its frames into `arena`; `None`
-/// for other records or damaged ones (which then have no stack).
-pub(crate) fn read_part(record: &Record<'_>, arena: &mut Vec<u64>) -> Option<Part> {
+/// What a [`Part`] holds of its stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// Frames: their range in the scan's frame arena.
+    Frames(u32, u32),
+    /// A cache key for the kernel or user part of the stack.
+    Key { key: u64, user: bool },
+}
+
+impl Part {
+    /// The event it belongs to, which orders parts for the join.
+    pub(crate) fn event(&self) -> (u64, u32) {
+        (self.at, self.tid)
+    }
+}
+
+/// Held in runs by the event: time, thread, process, what it holds (0
+/// frames, 1 kernel key, 2 user key), then its frames' range or key.
+impl Spill for Part {
+    type Key = (u64, u32);
+    const SIZE: usize = 8 + 4 + 4 + 1 + 8;
+
+    fn key(&self) -> (u64, u32) {
+        self.event()
+    }
+
+    fn encode(&self, b: &mut [u8]) {
+        b[..8].copy_from_slice(&self.at.to_le_bytes());
+        b[8..12].copy_from_slice(&self.tid.to_le_bytes());
+        b[12..16].copy_from_slice(&self.pid.to_le_bytes());
+        let (kind, value) = match self.holds {
+            Holds::Frames(a, b) => (0, u64::from(a) | u64::from(b) << 32),
+            Holds::Key { key, user } => (1 + u8::from(user), key),
+        };
+        b[16] = kind;
+        b[17..25].copy_from_slice(&value.to_le_bytes());
+    }
+
+    fn decode(b: &[u8]) -> Part {
+        let value = spill::u64_at(b, 17);
+        let holds = match b[16] {
+            0 => Holds::Frames(value as u32, (value >> 32) as u32),
+            kind => Holds::Key { key: value, user: kind == 2 },
+        };
+        Part { at: spill::u64_at(b, 0), tid: spill::u32_at(b, 8), pid: spill::u32_at(b, 12), holds }
+    }
+}
+
+/// A cache key's frames, logged when the cache drops the key (which it then
+/// reuses) or at rundown: a key names the frames of its next definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Definition {
+    pub(crate) at: u64,
+    pub(crate) key: u64,
+    /// Their range in the scan's frame arena.
+    pub(crate) frames: (u32, u32),
+}
+
+/// What a StackWalk record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StackRecord {
+    Part(Part),
+    Definition(Definition),
+}
+
+/// Reads a StackWalk record, its frames into `arena`; `None` for other
+/// records or damaged ones (which then have no stack).
+pub(crate) fn read_part(record: &Record<'_>, arena: &mut Vec<u64>) -> Option<StackRecord> {
     if record.provider != STACK_WALK {
         return None;
     }
@@ -84,28 +149,21 @@ pub(crate) fn read_part(record: &Record<'_>, arena: &mut Vec<u64>) -> Option<Par
     match record.opcode {
         STACK => {
             let (at, pid, tid) = (u64_at(p, 0)?, u32_at(p, 8)?, u32_at(p, 12)?);
-            Some(Part::Frames { at, tid, pid, frames: take(p.get(16..)?) })
+            let (a, b) = take(p.get(16..)?);
+            Some(StackRecord::Part(Part { at, tid, pid, holds: Holds::Frames(a, b) }))
         }
-        KEY_KERNEL | KEY_USER => Some(Part::Key {
+        KEY_KERNEL | KEY_USER => Some(StackRecord::Part(Part {
             at: u64_at(p, 0)?,
             pid: u32_at(p, 8)?,
             tid: u32_at(p, 12)?,
-            key: pointer_at(p, 16, size)?,
-            user: record.opcode == KEY_USER,
-        }),
+            holds: Holds::Key { key: pointer_at(p, 16, size)?, user: record.opcode == KEY_USER },
+        })),
         KEY_DELETE | KEY_RUNDOWN => {
             let key = pointer_at(p, 0, size)?;
-            Some(Part::Definition { at: record.timestamp, key, frames: take(p.get(usize::from(size)..)?) })
+            let frames = take(p.get(usize::from(size)..)?);
+            Some(StackRecord::Definition(Definition { at: record.timestamp, key, frames }))
         }
         _ => None,
-    }
-}
-
-/// The event a stack part belongs to: (timestamp, thread, process).
-fn event_of(part: &Part) -> Option<(u64, u32, u32)> {
-    match part {
-        Part::Frames { at, tid, pid, .. } | Part::Key { at, tid, pid, .. } => Some((*at, *tid, *pid)),
-        Part::Definition { .. } => None,
     }
 }
 
@@ -122,7 +180,9 @@ pub struct Stacks {
     /// (raw timestamp, thread, stack) of every event with a stack, in time
     /// order: events are looked up in time order too, so a cursor walks
     /// this list instead of hashing (most events have no stack).
-    events: Vec<(u64, u32, StackId)>,
+    pub(crate) events: Vec<(u64, u32, StackId)>,
+    /// How many events have a stack (`events` is left empty when only counted).
+    joined: usize,
     /// Each stack-cache key's definitions over time (time, range in `frames`).
     keys: FastMap<u64, Vec<(u64, u32, u32)>>,
     /// Identical stacks are stored once.
@@ -144,56 +204,57 @@ pub struct Stack {
 }
 
 impl Stacks {
-    /// Joins the parts found by the scan (sorted by timestamp and thread) into stacks.
-    pub(crate) fn join(parts: Vec<Part>, arena: &[u64], pointer_size: u8) -> Stacks {
+    /// Joins the parts found by the scan, given sorted by event (parts of
+    /// one event in file order), into stacks. Without `keep_events` only
+    /// the stacks and the count of events are kept ([`Stacks::counts`]:
+    /// events are then not looked up).
+    pub(crate) fn join(
+        parts: impl Iterator<Item = Part>,
+        definitions: &[Definition],
+        arena: &[u64],
+        pointer_size: u8,
+        keep_events: bool,
+    ) -> Stacks {
         let mut s = Stacks { kernel_boundary: kernel_boundary(pointer_size), ..Stacks::default() };
         // Key definitions first: they come after the events that use them.
-        for part in &parts {
-            if let Part::Definition { at, key, frames: (a, b) } = part {
-                let start = s.frames.len() as u32;
-                s.frames.extend_from_slice(arena.get(*a as usize..*b as usize).unwrap_or_default());
-                s.keys.entry(*key).or_default().push((*at, start, s.frames.len() as u32));
-            }
+        for d in definitions {
+            let start = s.frames.len() as u32;
+            s.frames.extend_from_slice(arena.get(d.frames.0 as usize..d.frames.1 as usize).unwrap_or_default());
+            s.keys.entry(d.key).or_default().push((d.at, start, s.frames.len() as u32));
         }
         for definitions in s.keys.values_mut() {
             definitions.sort_unstable();
         }
-        // The kernel and user parts of each (timestamp, thread), which the
-        // caller's sort by (timestamp, thread) puts next to each other.
+        // The kernel and user parts of each (timestamp, thread), next to each other.
         let boundary = s.kernel_boundary;
         // Reused for every event (allocating two per event was most of the join's time).
         let (mut kernel, mut user) = (Vec::new(), Vec::new());
-        let mut i = 0;
-        while i < parts.len() {
-            let Some((at, tid, pid)) = event_of(&parts[i]) else {
-                i += 1;
-                continue;
-            };
+        let mut parts = parts.peekable();
+        while let Some(first) = parts.next() {
             kernel.clear();
             user.clear();
-            while let Some(part) = parts.get(i).filter(|p| event_of(p).is_some_and(|(a, t, _)| (a, t) == (at, tid))) {
-                let keyed;
-                let frames: &[u64] = match part {
-                    Part::Frames { frames: (a, b), .. } => arena.get(*a as usize..*b as usize).unwrap_or_default(),
-                    Part::Key { key, .. } => {
-                        keyed = s.key_frames(*key, at).map(<[u64]>::to_vec).unwrap_or_default();
-                        &keyed
-                    }
-                    Part::Definition { .. } => &[],
+            let mut next = Some(first);
+            while let Some(part) = next {
+                let frames: &[u64] = match part.holds {
+                    Holds::Frames(a, b) => arena.get(a as usize..b as usize).unwrap_or_default(),
+                    Holds::Key { key, .. } => s.key_frames(key, first.at).unwrap_or_default(),
                 };
                 for &f in frames {
                     if f >= boundary { kernel.push(f) } else { user.push(f) }
                 }
-                i += 1;
+                next = parts.next_if(|p| p.event() == first.event());
             }
             if kernel.is_empty() && user.is_empty() {
                 continue;
             }
             kernel.extend_from_slice(&user);
-            let id = s.store(pid, &kernel);
-            s.events.push((at, tid, id));
+            let id = s.store(first.pid, &kernel);
+            s.joined += 1;
+            // In time order already: the parts came sorted.
+            if keep_events {
+                s.events.push((first.at, first.tid, id));
+            }
         }
-        s.events.sort_unstable();
         s
     }
 
@@ -248,7 +309,7 @@ impl Stacks {
 
     /// How many distinct stacks, and how many events have one.
     pub fn counts(&self) -> (usize, usize) {
-        (self.ranges.len(), self.events.len())
+        (self.ranges.len(), self.joined)
     }
 
     /// The frames a stack-cache key named at raw time `at`: its first
