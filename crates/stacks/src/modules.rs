@@ -9,10 +9,12 @@
 //! Kernel modules are logged for process 0 (or System); their addresses are
 //! the same in every process.
 
+use std::io::Read;
+
 use nettrail_decode::fasthash::{FastMap, FastSet};
 use nettrail_etl::Guid;
 
-use crate::spill::{self, Spill};
+use crate::spill::{Spill, read_string, read_u8, read_u32, read_u64, write_str};
 
 /// A PDB's identity: what the symbol server files it under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,12 +55,45 @@ pub struct Method {
 /// What a scan learns of one module or method, in time order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Fact {
-    Loaded { at: u64, pid: u32, base: u64, size: u64, path: String, rundown: bool },
-    Unloaded { at: u64, pid: u32, base: u64 },
-    Identity { at: u64, base: u64, time_date_stamp: u32 },
-    Pdb { at: u64, base: u64, pdb: PdbId },
-    MethodLoaded { at: u64, pid: u32, start: u64, size: u64, name: String, rundown: bool },
-    MethodUnloaded { at: u64, pid: u32, start: u64 },
+    /// With the identities logged next to it ([`attach_identities`]).
+    Loaded {
+        at: u64,
+        pid: u32,
+        base: u64,
+        size: u64,
+        path: String,
+        rundown: bool,
+        time_date_stamp: Option<u32>,
+        pdb: Option<PdbId>,
+    },
+    Unloaded {
+        at: u64,
+        pid: u32,
+        base: u64,
+    },
+    Identity {
+        at: u64,
+        base: u64,
+        time_date_stamp: u32,
+    },
+    Pdb {
+        at: u64,
+        base: u64,
+        pdb: PdbId,
+    },
+    MethodLoaded {
+        at: u64,
+        pid: u32,
+        start: u64,
+        size: u64,
+        name: String,
+        rundown: bool,
+    },
+    MethodUnloaded {
+        at: u64,
+        pid: u32,
+        start: u64,
+    },
 }
 
 impl Fact {
@@ -72,6 +107,134 @@ impl Fact {
             | Fact::Pdb { at, .. } => *at,
         }
     }
+}
+
+/// Held in runs by time: a kind byte, then the fields in order (strings as
+/// a length and UTF-8, options as a flag byte and the value).
+impl Spill for Fact {
+    type Key = u64;
+
+    fn key(&self) -> u64 {
+        self.time()
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let u64s =
+            |out: &mut Vec<u8>, values: &[u64]| values.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        let pdb_id = |out: &mut Vec<u8>, pdb: &PdbId| {
+            write_str(out, &pdb.name);
+            out.extend_from_slice(&pdb.guid.to_bytes_le());
+            out.extend_from_slice(&pdb.age.to_le_bytes());
+        };
+        match self {
+            Fact::Loaded { at, pid, base, size, path, rundown, time_date_stamp, pdb } => {
+                out.push(0);
+                u64s(out, &[*at, u64::from(*pid), *base, *size]);
+                write_str(out, path);
+                out.push(u8::from(*rundown));
+                out.push(u8::from(time_date_stamp.is_some()));
+                out.extend_from_slice(&time_date_stamp.unwrap_or(0).to_le_bytes());
+                out.push(u8::from(pdb.is_some()));
+                if let Some(pdb) = pdb {
+                    pdb_id(out, pdb);
+                }
+            }
+            Fact::Unloaded { at, pid, base } => {
+                out.push(1);
+                u64s(out, &[*at, u64::from(*pid), *base]);
+            }
+            Fact::Identity { at, base, time_date_stamp } => {
+                out.push(2);
+                u64s(out, &[*at, *base, u64::from(*time_date_stamp)]);
+            }
+            Fact::Pdb { at, base, pdb } => {
+                out.push(3);
+                u64s(out, &[*at, *base]);
+                pdb_id(out, pdb);
+            }
+            Fact::MethodLoaded { at, pid, start, size, name, rundown } => {
+                out.push(4);
+                u64s(out, &[*at, u64::from(*pid), *start, *size]);
+                write_str(out, name);
+                out.push(u8::from(*rundown));
+            }
+            Fact::MethodUnloaded { at, pid, start } => {
+                out.push(5);
+                u64s(out, &[*at, u64::from(*pid), *start]);
+            }
+        }
+    }
+
+    fn decode(input: &mut impl Read) -> std::io::Result<Fact> {
+        fn pdb_id(input: &mut impl Read) -> std::io::Result<PdbId> {
+            let name = read_string(input)?;
+            let mut guid = [0; 16];
+            input.read_exact(&mut guid)?;
+            Ok(PdbId { name, guid: Guid::from_bytes_le(guid), age: read_u32(input)? })
+        }
+        let kind = read_u8(input)?;
+        let at = read_u64(input)?;
+        Ok(match kind {
+            0 => {
+                let (pid, base, size) = (read_u64(input)? as u32, read_u64(input)?, read_u64(input)?);
+                let (path, rundown) = (read_string(input)?, read_u8(input)? != 0);
+                let (has_stamp, stamp) = (read_u8(input)? != 0, read_u32(input)?);
+                let pdb = if read_u8(input)? != 0 { Some(pdb_id(input)?) } else { None };
+                Fact::Loaded { at, pid, base, size, path, rundown, time_date_stamp: has_stamp.then_some(stamp), pdb }
+            }
+            1 => Fact::Unloaded { at, pid: read_u64(input)? as u32, base: read_u64(input)? },
+            2 => Fact::Identity { at, base: read_u64(input)?, time_date_stamp: read_u64(input)? as u32 },
+            3 => Fact::Pdb { at, base: read_u64(input)?, pdb: pdb_id(input)? },
+            4 => {
+                let (pid, start, size) = (read_u64(input)? as u32, read_u64(input)?, read_u64(input)?);
+                let (name, rundown) = (read_string(input)?, read_u8(input)? != 0);
+                Fact::MethodLoaded { at, pid, start, size, name, rundown }
+            }
+            5 => Fact::MethodUnloaded { at, pid: read_u64(input)? as u32, start: read_u64(input)? },
+            _ => return Err(std::io::ErrorKind::InvalidData.into()),
+        })
+    }
+}
+
+/// Puts each module identity of one buffer's facts (ImageID's file stamp,
+/// DbgID_RSDS's PDB) on the load it describes: the merge logs it next to
+/// the load, with the load's time and base. Those without a load in the
+/// buffer stay, for [`Modules::build`] to find by time and base.
+pub(crate) fn attach_identities(facts: &mut Vec<Fact>) {
+    let mut stamps: FastMap<(u64, u64), u32> = FastMap::default();
+    let mut pdbs: FastMap<(u64, u64), PdbId> = FastMap::default();
+    for f in facts.iter() {
+        match f {
+            Fact::Identity { at, base, time_date_stamp } => {
+                stamps.insert((*at, *base), *time_date_stamp);
+            }
+            Fact::Pdb { at, base, pdb } => {
+                pdbs.insert((*at, *base), pdb.clone());
+            }
+            _ => {}
+        }
+    }
+    if stamps.is_empty() && pdbs.is_empty() {
+        return;
+    }
+    let (mut stamped, mut identified) = (FastSet::default(), FastSet::default());
+    for f in facts.iter_mut() {
+        if let Fact::Loaded { at, base, time_date_stamp, pdb, .. } = f {
+            if let Some(&stamp) = stamps.get(&(*at, *base)) {
+                *time_date_stamp = Some(stamp);
+                stamped.insert((*at, *base));
+            }
+            if let Some(id) = pdbs.get(&(*at, *base)) {
+                *pdb = Some(id.clone());
+                identified.insert((*at, *base));
+            }
+        }
+    }
+    facts.retain(|f| match f {
+        Fact::Identity { at, base, .. } => !stamped.contains(&(*at, *base)),
+        Fact::Pdb { at, base, .. } => !identified.contains(&(*at, *base)),
+        _ => true,
+    });
 }
 
 /// A module load or unload as counting needs it (`nettrail info`): no path,
@@ -91,29 +254,23 @@ pub(crate) struct LoadMark {
 /// unload), process, whether a PDB is known.
 impl Spill for LoadMark {
     type Key = (u32, u64, u64);
-    const SIZE: usize = 8 + 8 + 8 + 4 + 1;
 
     fn key(&self) -> (u32, u64, u64) {
         (self.pid, self.base, self.at)
     }
 
-    fn encode(&self, b: &mut [u8]) {
-        b[..8].copy_from_slice(&self.at.to_le_bytes());
-        b[8..16].copy_from_slice(&self.base.to_le_bytes());
-        b[16..24].copy_from_slice(&self.size.unwrap_or(u64::MAX).to_le_bytes());
-        b[24..28].copy_from_slice(&self.pid.to_le_bytes());
-        b[28] = u8::from(self.pdb);
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.at.to_le_bytes());
+        out.extend_from_slice(&self.base.to_le_bytes());
+        out.extend_from_slice(&self.size.unwrap_or(u64::MAX).to_le_bytes());
+        out.extend_from_slice(&self.pid.to_le_bytes());
+        out.push(u8::from(self.pdb));
     }
 
-    fn decode(b: &[u8]) -> LoadMark {
-        let size = spill::u64_at(b, 16);
-        LoadMark {
-            at: spill::u64_at(b, 0),
-            base: spill::u64_at(b, 8),
-            size: (size != u64::MAX).then_some(size),
-            pid: spill::u32_at(b, 24),
-            pdb: b[28] != 0,
-        }
+    fn decode(input: &mut impl Read) -> std::io::Result<LoadMark> {
+        let (at, base, size) = (read_u64(input)?, read_u64(input)?, read_u64(input)?);
+        let (pid, pdb) = (read_u32(input)?, read_u8(input)? != 0);
+        Ok(LoadMark { at, base, size: (size != u64::MAX).then_some(size), pid, pdb })
     }
 }
 
@@ -215,6 +372,30 @@ impl<T: Span> Ranges<T> {
     }
 }
 
+/// Module identities not met next to their load, by the load's time and base.
+#[derive(Debug, Default)]
+pub(crate) struct Identities {
+    pub(crate) stamps: FastMap<(u64, u64), u32>,
+    pub(crate) pdbs: FastMap<(u64, u64), PdbId>,
+}
+
+impl Identities {
+    /// Takes an identity fact (the last one logged for a load wins); gives back any other fact.
+    pub(crate) fn take(&mut self, fact: Fact) -> Option<Fact> {
+        match fact {
+            Fact::Identity { at, base, time_date_stamp } => {
+                self.stamps.insert((at, base), time_date_stamp);
+                None
+            }
+            Fact::Pdb { at, base, pdb } => {
+                self.pdbs.insert((at, base), pdb);
+                None
+            }
+            f => Some(f),
+        }
+    }
+}
+
 /// Modules and methods of every process.
 #[derive(Debug, Default)]
 pub struct Modules {
@@ -227,33 +408,23 @@ pub struct Modules {
 }
 
 impl Modules {
-    /// Builds the map from the facts of a scan (any order), with what a
-    /// counting scan `counted` and did not keep.
-    pub(crate) fn build(facts: impl IntoIterator<Item = Fact>, kernel_boundary: u64, counted: Counted) -> Modules {
+    /// Builds the map from the facts of a scan, given in time order (equal
+    /// times in file order), with the identities not attached to their load
+    /// ([`attach_identities`]) by time and base, and what a counting scan
+    /// `counted` and did not keep.
+    pub(crate) fn build(
+        timeline: impl Iterator<Item = Fact>,
+        identities: &Identities,
+        kernel_boundary: u64,
+        counted: Counted,
+    ) -> Modules {
         let mut m = Modules { kernel_boundary, counted, ..Modules::default() };
-        // The merge logs a module's identity with the timestamp of the load
-        // or rundown event it describes (its process id is often 0): found
-        // by that time, so only the other facts need sorting.
-        let mut identities: FastMap<(u64, u64), u32> = FastMap::default();
-        let mut pdbs: FastMap<(u64, u64), PdbId> = FastMap::default();
-        let mut timeline = Vec::new();
-        for f in facts {
-            match f {
-                Fact::Identity { at, base, time_date_stamp } => {
-                    identities.insert((at, base), time_date_stamp);
-                }
-                Fact::Pdb { at, base, pdb } => {
-                    pdbs.insert((at, base), pdb);
-                }
-                f => timeline.push(f),
-            }
-        }
-        timeline.sort_by_key(Fact::time);
-        // Open loads by (pid, base), to close at their unload.
+        // Open loads by (pid, base), to close at their unload; open methods by (pid, start).
         let mut open: FastMap<(u32, u64), (bool, usize)> = FastMap::default();
+        let mut open_methods: FastMap<(u32, u64), usize> = FastMap::default();
         for f in timeline {
             match f {
-                Fact::Loaded { at, pid, base, size, path, rundown } => {
+                Fact::Loaded { at, pid, base, size, path, rundown, time_date_stamp, pdb } => {
                     let kernel = base >= kernel_boundary;
                     let list = if kernel { &mut m.kernel } else { m.processes.entry(pid).or_default() };
                     // The rundown at the end repeats what is loaded: not a new load.
@@ -263,14 +434,13 @@ impl Modules {
                     {
                         continue;
                     }
-                    let pdb = pdbs.get(&(at, base)).cloned();
                     list.items.push(Module {
                         base,
                         size,
                         name: file_name(&path).to_string(),
                         path,
-                        time_date_stamp: identities.get(&(at, base)).copied(),
-                        pdb,
+                        time_date_stamp: time_date_stamp.or_else(|| identities.stamps.get(&(at, base)).copied()),
+                        pdb: pdb.or_else(|| identities.pdbs.get(&(at, base)).cloned()),
                         loaded: (!rundown).then_some(at),
                         unloaded: None,
                     });
@@ -285,14 +455,21 @@ impl Modules {
                     }
                 }
                 Fact::MethodLoaded { at, pid, start, size, name, rundown } => {
+                    m.counted.methods += 1;
                     let list = m.methods.entry(pid).or_default();
+                    // A rundown repeats the methods still compiled: not a new one.
+                    if rundown
+                        && let Some(&i) = open_methods.get(&(pid, start))
+                        && list.items.get(i).is_some_and(|x: &Method| x.size == size && x.name == name)
+                    {
+                        continue;
+                    }
                     list.items.push(Method { start, size, name, loaded: (!rundown).then_some(at), unloaded: None });
+                    open_methods.insert((pid, start), list.items.len() - 1);
                 }
                 Fact::MethodUnloaded { at, pid, start } => {
-                    if let Some(method) = m
-                        .methods
-                        .get_mut(&pid)
-                        .and_then(|l| l.items.iter_mut().rev().find(|x| x.start == start && x.unloaded.is_none()))
+                    if let Some(i) = open_methods.remove(&(pid, start))
+                        && let Some(method) = m.methods.get_mut(&pid).and_then(|l| l.items.get_mut(i))
                     {
                         method.unloaded = Some(at);
                     }
@@ -326,7 +503,8 @@ impl Modules {
         let modules = self.kernel.items.len() + self.processes.values().map(|r| r.items.len()).sum::<usize>();
         (
             self.counted.loads + modules,
-            self.counted.methods + self.methods.values().map(|r| r.items.len()).sum::<usize>(),
+            // Every load and rundown of a method, as a counting scan counts them.
+            self.counted.methods,
         )
     }
 

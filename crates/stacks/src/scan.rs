@@ -9,7 +9,7 @@ use nettrail_decode::{EventSchema, LookupCache, Schemas, Value};
 use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
-use crate::modules::{Counted, Fact, LoadMark, Modules, PdbId};
+use crate::modules::{Counted, Fact, Identities, LoadMark, Modules, PdbId, attach_identities};
 use crate::spill::{RUN_ITEMS, SortedRuns};
 use crate::stacks::{Definition, Holds, Part, StackRecord, Stacks, kernel_boundary, read_part};
 
@@ -212,8 +212,9 @@ impl<'w> BufferScan<'w> {
     /// scratch frames, the layouts' field positions, spare room: a long
     /// trace has hundreds of thousands of buffers, all kept until the join).
     pub fn done(&mut self) {
-        // A load's PDB identity is logged with the load's time and base,
-        // next to it: marked on the load, the identity is not kept.
+        // A load's identities are logged with the load's time and base,
+        // next to it: put on the load, they are not kept apart.
+        attach_identities(&mut self.facts);
         if !self.pdbs.is_empty() {
             let mut matched = FastSet::default();
             for mark in self.marks.iter_mut().filter(|m| m.size.is_some()) {
@@ -346,6 +347,8 @@ fn fact(record: &Record<'_>, index: &FieldIndex, values: &[Value<'_>], names: bo
                 size: u(FactField::Size)?,
                 path: text(FactField::Path).unwrap_or_default(),
                 rundown: record.opcode != 10,
+                time_date_stamp: None,
+                pdb: None,
             }),
             _ => None,
         };
@@ -444,7 +447,10 @@ pub struct CodeJoin {
     parts: SortedRuns<Part>,
     /// Key definitions, in file order (one each time the cache drops a key: kept in memory).
     definitions: Vec<Definition>,
-    facts: Vec<Fact>,
+    /// Module and method loads and unloads.
+    facts: SortedRuns<Fact>,
+    /// Module identities not met next to their load.
+    identities: Identities,
     marks: SortedRuns<LoadMark>,
     /// PDB identities not met next to their load (most are marked on it).
     pdbs: FastSet<(u64, u64)>,
@@ -474,7 +480,8 @@ impl CodeJoin {
         CodeJoin {
             parts: SortedRuns::new(run_items),
             definitions: Vec::new(),
-            facts: Vec::new(),
+            facts: SortedRuns::new(run_items / 4),
+            identities: Identities::default(),
             marks: SortedRuns::new(run_items),
             pdbs: FastSet::default(),
             methods_counted: 0,
@@ -486,7 +493,8 @@ impl CodeJoin {
     pub fn add(&mut self, mut scan: BufferScan<'_>) {
         self.parts.add(&mut scan.parts);
         self.definitions.append(&mut scan.definitions);
-        self.facts.append(&mut scan.facts);
+        let mut timeline: Vec<Fact> = scan.facts.drain(..).filter_map(|f| self.identities.take(f)).collect();
+        self.facts.add(&mut timeline);
         self.marks.add(&mut scan.marks);
         self.pdbs.extend(scan.pdbs);
         self.methods_counted += scan.methods_counted;
@@ -496,7 +504,7 @@ impl CodeJoin {
     /// their frames in (emptied here).
     pub fn finish(self, shared: &FrameTable, pointer_size: u8) -> Code {
         let arena = shared.take_frames();
-        let CodeJoin { parts, definitions, facts, marks, pdbs, methods_counted, keep_events } = self;
+        let CodeJoin { parts, definitions, facts, identities, marks, pdbs, methods_counted, keep_events } = self;
         // Stacks and modules are independent: build them side by side.
         let ((stacks, unread_parts), (modules, unread_marks)) = rayon::join(
             || {
@@ -505,9 +513,11 @@ impl CodeJoin {
                 (stacks, sorted.unread())
             },
             || {
-                let mut sorted = marks.into_sorted();
-                let counted = Counted::of(&mut sorted, &pdbs, methods_counted);
-                (Modules::build(facts, kernel_boundary(pointer_size), counted), sorted.unread())
+                let mut marks = marks.into_sorted();
+                let counted = Counted::of(&mut marks, &pdbs, methods_counted);
+                let mut timeline = facts.into_sorted();
+                let modules = Modules::build(&mut timeline, &identities, kernel_boundary(pointer_size), counted);
+                (modules, marks.unread() + timeline.unread())
             },
         );
         Code { stacks, modules, unread: unread_parts + unread_marks }
@@ -566,6 +576,18 @@ mod tests {
             assert_eq!(joined(&spilled.stacks), joined(&in_memory.stacks), "{name}");
             assert_eq!(spilled.stacks.counts(), in_memory.stacks.counts(), "{name}");
             assert_eq!(spilled.unread, 0, "{name}");
+            // The module and method facts, spilled too, name every frame as held in memory.
+            let named = |code: &Code| {
+                let frames = crate::Frames { modules: &code.modules, symbols: &crate::NoSymbols };
+                joined(&code.stacks)
+                    .into_iter()
+                    .map(|(at, _, pid, f)| frames.stack(pid.unwrap_or(0), f, at))
+                    .collect::<Vec<_>>()
+            };
+            let names = named(&in_memory);
+            assert_eq!(named(&spilled), names, "{name}");
+            assert_eq!(spilled.modules.counts(), in_memory.modules.counts(), "{name}");
+            assert_eq!(spilled.modules.with_pdbs(), in_memory.modules.with_pdbs(), "{name}");
             let counted = scan_counting(&trace, &schemas, CodeJoin::with_run_items(usize::MAX, false));
             let counted_spilled = scan_counting(&trace, &schemas, CodeJoin::with_run_items(64, false));
             assert_eq!(counted.stacks.counts(), in_memory.stacks.counts(), "{name}");

@@ -15,11 +15,13 @@
 //! KeyRundown = the key, then the frames. They are read here straight from
 //! the payload: there can be millions.
 
+use std::io::Read;
+
 use nettrail_decode::fasthash::FastMap;
 use nettrail_etl::extended::{ExtType, ExtendedData};
 use nettrail_etl::{Guid, Record};
 
-use crate::spill::{self, Spill};
+use crate::spill::{Spill, read_u8, read_u32, read_u64};
 
 /// The StackWalk event class.
 pub const STACK_WALK: Guid = Guid::parse_const("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3");
@@ -87,31 +89,31 @@ impl Part {
 /// frames, 1 kernel key, 2 user key), then its frames' range or key.
 impl Spill for Part {
     type Key = (u64, u32);
-    const SIZE: usize = 8 + 4 + 4 + 1 + 8;
 
     fn key(&self) -> (u64, u32) {
         self.event()
     }
 
-    fn encode(&self, b: &mut [u8]) {
-        b[..8].copy_from_slice(&self.at.to_le_bytes());
-        b[8..12].copy_from_slice(&self.tid.to_le_bytes());
-        b[12..16].copy_from_slice(&self.pid.to_le_bytes());
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.at.to_le_bytes());
+        out.extend_from_slice(&self.tid.to_le_bytes());
+        out.extend_from_slice(&self.pid.to_le_bytes());
         let (kind, value) = match self.holds {
             Holds::Frames(a, b) => (0, u64::from(a) | u64::from(b) << 32),
             Holds::Key { key, user } => (1 + u8::from(user), key),
         };
-        b[16] = kind;
-        b[17..25].copy_from_slice(&value.to_le_bytes());
+        out.push(kind);
+        out.extend_from_slice(&value.to_le_bytes());
     }
 
-    fn decode(b: &[u8]) -> Part {
-        let value = spill::u64_at(b, 17);
-        let holds = match b[16] {
+    fn decode(input: &mut impl Read) -> std::io::Result<Part> {
+        let (at, tid, pid) = (read_u64(input)?, read_u32(input)?, read_u32(input)?);
+        let (kind, value) = (read_u8(input)?, read_u64(input)?);
+        let holds = match kind {
             0 => Holds::Frames(value as u32, (value >> 32) as u32),
             kind => Holds::Key { key: value, user: kind == 2 },
         };
-        Part { at: spill::u64_at(b, 0), tid: spill::u32_at(b, 8), pid: spill::u32_at(b, 12), holds }
+        Ok(Part { at, tid, pid, holds })
     }
 }
 
