@@ -56,39 +56,54 @@ pub(super) fn fast_loop(input: &[u8], out: &mut Vec<u8>, window: usize) -> Resul
 
 /// The loop itself, on `src` (`input`'s bytes) and `dst` (`window` + [`SLACK`]
 /// writable bytes): where it stopped (or the damage) and the bytes produced.
+///
+/// The flag word is kept as the unread flag bits at the top of a `u64`, then
+/// a set sentinel bit: a run of literals is the count of leading zeros (the
+/// sentinel ends it at the word's end), and shifting out the set bit that
+/// ends the run leaves zero exactly when that bit was the sentinel. One
+/// register, one `bsr`, no count to keep.
 fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(State, usize), (DecompressError, usize)> {
     let mut pos = 0usize;
     let mut op = 0usize;
-    let mut flags = 0u32;
-    let mut flag_count = 0u32;
-    // An earlier input position (< pos), or usize::MAX for none.
+    let mut flags = 0u64;
+    // Where a shared length half-byte was read, its high half still unused,
+    // or usize::MAX for none.
     let mut half_byte_at = usize::MAX;
-    let stop = |pos, flags, flag_count, half_byte_at: usize, op| {
-        let half_byte_at = (half_byte_at != usize::MAX).then_some(half_byte_at);
-        Ok((State { pos, flags, flag_count, half_byte_at }, op))
+    let stop = |pos, flags: u64, half_byte_at: usize, op| {
+        // The sentinel's bit (63 for a spent word: no bits left).
+        let sentinel = flags.trailing_zeros().min(63);
+        let state = State {
+            pos,
+            flags: (flags >> sentinel >> 1) as u32,
+            flag_count: 63 - sentinel,
+            half_byte_at: (half_byte_at != usize::MAX).then_some(half_byte_at),
+        };
+        Ok((state, op))
     };
     loop {
         // The step's margins. `pos <= input.len()` and `op <= window` hold
         // throughout, so neither sum overflows.
         if input.len() - pos < INPUT_MARGIN || window - op < 32 {
-            return stop(pos, flags, flag_count, half_byte_at, op);
+            return stop(pos, flags, half_byte_at, op);
         }
-        if flag_count == 0 {
+        if flags == 0 {
             // SAFETY: pos + 4 <= the step's start + INPUT_MARGIN <= input.len().
-            flags = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) });
-            flag_count = 32;
+            let word = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) });
+            flags = u64::from(word) << 32 | 1 << 31;
             pos += 4;
         }
-        // The literals: the clear bits before the next set one.
-        let literals = (flags << (32 - flag_count)).leading_zeros().min(flag_count);
+        // The literals: the clear bits before the next set one (`| 1` tells
+        // the compiler the word is not zero; the sentinel is above bit 0).
+        let literals = (flags | 1).leading_zeros() as usize;
         // SAFETY: reads pos..pos + 32 <= (the step's start) + 36 <= input.len();
         // writes op..op + 32 <= window < out.len(); `input` and `out` are
         // distinct borrows, so the ranges do not overlap.
         unsafe { ptr::copy_nonoverlapping(src.add(pos), dst.add(op), 32) };
-        pos += literals as usize;
-        op += literals as usize;
-        flag_count -= literals;
-        if flag_count == 0 {
+        pos += literals;
+        op += literals;
+        let rest = flags << literals << 1;
+        if rest == 0 {
+            flags = 0;
             continue;
         }
         // The match: up to 10 bytes from pos <= (the step's start) + 36, so every read
@@ -100,25 +115,16 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
         pos += 2;
         let offset = usize::from(token >> 3) + 1;
         let extended = token & 7 == 7;
-        // Selected with masks, not branches: the half-byte's position (the
-        // shared byte's, or the next), which half, and what is left shared.
+        // An extended length's half-byte: the high half of the shared byte,
+        // or the low half of the next; selected without branches.
         let shared = half_byte_at != usize::MAX;
-        let shared_mask = 0usize.wrapping_sub(usize::from(shared));
-        let nibble_at = (half_byte_at & shared_mask) | (pos & !shared_mask);
+        let nibble_at = if shared { half_byte_at } else { pos };
         // SAFETY: as above.
         let byte = unsafe { *src.add(nibble_at) };
-        let half = (byte >> (4 * u8::from(shared))) & 15;
-        let short = usize::from(token & 7) + 3;
-        let extended_mask = 0usize.wrapping_sub(usize::from(extended));
-        let mut length = ((usize::from(half) + 10) & extended_mask) | (short & !extended_mask);
-        // A new shared byte when this token reads the low half; none when it
-        // reads the high half; unchanged when it has no half-byte.
-        let opens = extended & !shared;
-        let opens_mask = 0usize.wrapping_sub(usize::from(opens));
-        let closes_mask = 0usize.wrapping_sub(usize::from(extended & shared));
-        let half_byte_next = ((pos & opens_mask) | (half_byte_at & !opens_mask)) | closes_mask;
-        pos += usize::from(opens);
-        if extended && half == 15 {
+        let nibble = usize::from(byte >> (4 * u8::from(shared)) & 15);
+        let mut length = if extended { nibble + 10 } else { usize::from(token & 7) + 3 };
+        pos += usize::from(extended & !shared);
+        if length == 15 + 7 + 3 {
             // SAFETY (the three reads): as above.
             length = usize::from(unsafe { *src.add(pos) });
             pos += 1;
@@ -144,10 +150,14 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
         if length > window - op {
             // The match reaches the limit (or the window's end): the simple
             // loop decodes this token again and stops exactly there.
-            return stop(token_at, flags, flag_count, half_byte_at, op);
+            return stop(token_at, flags << literals, half_byte_at, op);
         }
-        half_byte_at = half_byte_next;
-        flag_count -= 1;
+        // A token with a half-byte opens a shared byte (its low half) or
+        // closes it (its high half).
+        if extended {
+            half_byte_at = if shared { usize::MAX } else { nibble_at };
+        }
+        flags = rest;
         // SAFETY: offset <= op <= window - length (checked above), and
         // window + SLACK <= out.len(): see each copy.
         unsafe { copy_match(dst, op, offset, length) };
