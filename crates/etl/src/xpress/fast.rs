@@ -158,23 +158,42 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
             half_byte_at = if shared { usize::MAX } else { nibble_at };
         }
         flags = rest;
-        // SAFETY: offset <= op <= window - length (checked above), and
-        // window + SLACK <= out.len(): see each copy.
+        // SAFETY: offset <= op <= window - length (checked above), dst[..op]
+        // is written, and window + SLACK <= out.len(): see each copy.
         unsafe { copy_match(dst, op, offset, length) };
         op += length;
     }
 }
 
+/// For each period p below 8: a word with a 1 in bytes 0, p, 2p, … (times
+/// the period's bytes: their copies through a word), and 8 % p (how far into
+/// the period the next word starts).
+const PERIODS: [(u64, u32); 8] = {
+    let mut table = [(0, 0); 8];
+    let mut period = 1;
+    while period < 8 {
+        let mut at = 0;
+        while at < 8 {
+            table[period].0 |= 1 << (8 * at);
+            at += period;
+        }
+        table[period].1 = 8 % period as u32;
+        period += 1;
+    }
+    table
+};
+
 /// Copies a match as LZ77 means it (an overlapping match repeats its own
 /// output), writing at most 32 bytes past `at` or 15 past the match's end.
 ///
 /// # Safety
-/// `dst` points to at least `at + length.max(32) + 15` writable bytes, and
-/// `1 <= offset <= at`.
+/// `dst` points to at least `at + length.max(32) + 15` writable bytes, the
+/// `at` bytes before it written, and `1 <= offset <= at`.
 unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
     let from = at - offset;
     // SAFETY (every access): reads are at from + k < at + k for k below
-    // the bytes copied, writes at at + k within the bounds stated above.
+    // the bytes copied (or, for a period below 8, the 8 bytes before
+    // at >= 8), writes at at + k within the bounds stated above.
     unsafe {
         if offset >= 16 {
             // 16-byte steps, each reading only bytes before the ones it
@@ -202,16 +221,33 @@ unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
                 ptr::write_unaligned(dst.add(at + done).cast::<u64>(), v);
                 done += 8;
             }
-        } else if offset == 1 {
-            ptr::write_bytes(dst.add(at), *dst.add(from), length);
-        } else {
-            // A short period: copy what is there, doubling the pattern each
-            // step; each step's source ends where its destination begins.
-            let mut done = 0;
+        } else if at >= 8 {
+            // A period below 8: its bytes, the last `offset` before `at`, are
+            // repeated through a word by one product (the copies do not
+            // overlap, so nothing carries) and written a word at a time, each
+            // word the last turned by the 8 % offset bytes it moves into the period.
+            let last = u64::from_le(ptr::read_unaligned(dst.add(at - 8).cast::<u64>()));
+            let (repeat, turn) = PERIODS[offset];
+            let mut word = (last >> (64 - 8 * offset)).wrapping_mul(repeat);
+            let right = 8 * turn;
+            let left = 8 * offset as u32 - right;
+            let mut step = |done: usize| {
+                ptr::write_unaligned(dst.add(at + done).cast::<u64>(), word.to_le());
+                word = word >> right | word << left;
+            };
+            // Four words cover most matches.
+            for done in [0, 8, 16, 24] {
+                step(done);
+            }
+            let mut done = 32;
             while done < length {
-                let n = (offset + done).min(length - done);
-                ptr::copy_nonoverlapping(dst.add(from), dst.add(at + done), n);
-                done += n;
+                step(done);
+                done += 8;
+            }
+        } else {
+            // The first bytes of the window: one at a time.
+            for k in 0..length {
+                *dst.add(at + k) = *dst.add(from + k);
             }
         }
     }
