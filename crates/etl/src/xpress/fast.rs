@@ -114,15 +114,19 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
         let token = u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) });
         pos += 2;
         let offset = usize::from(token >> 3) + 1;
-        let extended = token & 7 == 7;
+        let low = usize::from(token & 7);
+        let extended = low == 7;
         // An extended length's half-byte: the high half of the shared byte,
-        // or the low half of the next; selected without branches.
+        // or the low half of the next. Read for every token and selected
+        // with a mask: a third of the matches are extended, too many to
+        // predict.
+        let ext_mask = 0usize.wrapping_sub(usize::from(extended));
         let shared = half_byte_at != usize::MAX;
         let nibble_at = if shared { half_byte_at } else { pos };
         // SAFETY: as above.
         let byte = unsafe { *src.add(nibble_at) };
         let nibble = usize::from(byte >> (4 * u8::from(shared)) & 15);
-        let mut length = if extended { nibble + 10 } else { usize::from(token & 7) + 3 };
+        let mut length = low + 3 + (nibble & ext_mask);
         pos += usize::from(extended & !shared);
         if length == 15 + 7 + 3 {
             // SAFETY (the three reads): as above.
@@ -154,9 +158,8 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
         }
         // A token with a half-byte opens a shared byte (its low half) or
         // closes it (its high half).
-        if extended {
-            half_byte_at = if shared { usize::MAX } else { nibble_at };
-        }
+        let toggled = if shared { usize::MAX } else { nibble_at };
+        half_byte_at = toggled & ext_mask | half_byte_at & !ext_mask;
         flags = rest;
         // SAFETY: offset <= op <= window - length (checked above), dst[..op]
         // is written, and window + SLACK <= out.len(): see each copy.
