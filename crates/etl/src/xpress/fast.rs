@@ -195,8 +195,8 @@ const PERIODS: [(u64, u32); 8] = {
 unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
     let from = at - offset;
     // SAFETY (every access): reads are at from + k < at + k for k below
-    // the bytes copied (or, for a period below 8, the 8 bytes before
-    // at >= 8), writes at at + k within the bounds stated above.
+    // the bytes copied, or (for a period below 16) the 8 bytes before
+    // at >= 8; writes at at + k within the bounds stated above.
     unsafe {
         if offset >= 16 {
             // 16-byte steps, each reading only bytes before the ones it
@@ -213,15 +213,25 @@ unsafe fn copy_match(dst: *mut u8, at: usize, offset: usize, length: usize) {
                 done += 16;
             }
         } else if offset >= 8 {
-            // The same in 8-byte steps; four cover most matches.
-            for step in 0..4 {
-                let v = ptr::read_unaligned(dst.add(from + 8 * step).cast::<u64>());
-                ptr::write_unaligned(dst.add(at + 8 * step).cast::<u64>(), v);
+            // A period of 8 to 15, a word at a time from registers (reading
+            // back a word just written would wait for the store): each word
+            // is the last moved up by offset - 8 bytes, the bytes below from
+            // the word before it. The first word and the one before it are
+            // the bytes before `at`.
+            let up = 8 * (offset as u32 - 8);
+            let mut before = u64::from_le(ptr::read_unaligned(dst.add(at - 8).cast::<u64>()));
+            let mut word = u64::from_le(ptr::read_unaligned(dst.add(from).cast::<u64>()));
+            let mut step = |done: usize| {
+                ptr::write_unaligned(dst.add(at + done).cast::<u64>(), word.to_le());
+                // `>> 1 >>` for a shift of 64 when offset is 8.
+                (before, word) = (word, word << up | before >> 1 >> (63 - up));
+            };
+            for done in [0, 8, 16, 24] {
+                step(done);
             }
             let mut done = 32;
             while done < length {
-                let v = ptr::read_unaligned(dst.add(from + done).cast::<u64>());
-                ptr::write_unaligned(dst.add(at + done).cast::<u64>(), v);
+                step(done);
                 done += 8;
             }
         } else if at >= 8 {
