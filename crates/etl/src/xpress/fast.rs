@@ -6,11 +6,13 @@
 //! half of them 3 to 7 bytes long); a check on every read and write of every
 //! token made the safe loop half as fast (`cargo xtask bench-xpress`).
 //!
-//! How it stays sound: every step of the loop first checks, with ordinary
-//! comparisons, that the input has [`INPUT_MARGIN`] bytes left and the
-//! output window 32; everything the step touches lies within those margins
-//! (each unchecked access below says why). The matches' offsets are checked
-//! against the bytes produced, as the simple loop checks them. Near either end
+//! How it stays sound: before each flag word (32 tokens) the loop checks,
+//! with ordinary comparisons, that the input has [`INPUT_MARGIN`] bytes left
+//! and the output window 32; each match checks that it leaves 32 bytes of the
+//! window, and a length in 16 or 32 bits checks the input margin again.
+//! Everything the loop touches lies within those margins (each unchecked
+//! access below says why). The matches' offsets are checked against the
+//! bytes produced, as the simple loop checks them. Near either end
 //! the loop stops and the checked simple loop finishes the stream. The fuzz
 //! target `xpress` compares the two loops on random and corpus-derived input.
 #![allow(unsafe_code)] // the module's purpose: see above
@@ -19,14 +21,15 @@ use std::ptr;
 
 use super::{DecompressError, State};
 
-/// Bytes the fast loop may write past the window's end: a match's 32-byte
-/// first copy, or a long match's last 16-byte step.
+/// Bytes the fast loop may write past the window's end: a run of literals'
+/// or a match's 32-byte first copy, or a long match's last 16-byte step.
 pub(super) const SLACK: usize = 64;
 
 /// How close to the end of the input the fast loop stops: a flag word (4),
-/// a run of literals read as one 32-byte copy (32), then the longest match
-/// token (2 + 1 + 1 + 2 + 4 = 10) fit before it.
-const INPUT_MARGIN: usize = 48;
+/// its 32 tokens if none takes more than 4 bytes (a literal takes 1, a match
+/// 2 + 1 + 1 unless its length needs 16 or 32 bits), and a run of literals
+/// read as one 32-byte copy fit before it.
+const INPUT_MARGIN: usize = 4 + 32 * 4 + 32;
 
 /// Decodes from the start of `input`, appending to `out`, while far from
 /// both ends: the stream may fill `window` bytes. Returns where it stopped,
@@ -65,7 +68,6 @@ pub(super) fn fast_loop(input: &[u8], out: &mut Vec<u8>, window: usize) -> Resul
 fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(State, usize), (DecompressError, usize)> {
     let mut pos = 0usize;
     let mut op = 0usize;
-    let mut flags = 0u64;
     // Where a shared length half-byte was read, its high half still unused,
     // or usize::MAX for none.
     let mut half_byte_at = usize::MAX;
@@ -81,90 +83,101 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
         Ok((state, op))
     };
     loop {
-        // The step's margins. `pos <= input.len()` and `op <= window` hold
-        // throughout, so neither sum overflows.
+        // The flag word's margins. `pos <= input.len()` and `op <= window`
+        // hold throughout, so neither difference overflows.
         if input.len() - pos < INPUT_MARGIN || window - op < 32 {
-            return stop(pos, flags, half_byte_at, op);
+            return stop(pos, 0, half_byte_at, op);
         }
-        if flags == 0 {
-            // SAFETY: pos + 4 <= the step's start + INPUT_MARGIN <= input.len().
-            let word = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) });
-            flags = u64::from(word) << 32 | 1 << 31;
-            pos += 4;
-        }
-        // The literals: the clear bits before the next set one (`| 1` tells
-        // the compiler the word is not zero; the sentinel is above bit 0).
-        let literals = (flags | 1).leading_zeros() as usize;
-        // SAFETY: reads pos..pos + 32 <= (the step's start) + 36 <= input.len();
-        // writes op..op + 32 <= window < out.len(); `input` and `out` are
-        // distinct borrows, so the ranges do not overlap.
-        unsafe { ptr::copy_nonoverlapping(src.add(pos), dst.add(op), 32) };
-        pos += literals;
-        op += literals;
-        let rest = flags << literals << 1;
-        if rest == 0 {
-            flags = 0;
-            continue;
-        }
-        // The match: up to 10 bytes from pos <= (the step's start) + 36, so every read
-        // below is before (the step's start) + 46 < input.len(); `half_byte_at` is an
-        // earlier position.
-        let token_at = pos;
-        // SAFETY: as above.
-        let token = u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) });
-        pos += 2;
-        let offset = usize::from(token >> 3) + 1;
-        let low = usize::from(token & 7);
-        let extended = low == 7;
-        // An extended length's half-byte: the high half of the shared byte,
-        // or the low half of the next. Read for every token and selected
-        // with a mask: a third of the matches are extended, too many to
-        // predict.
-        let ext_mask = 0usize.wrapping_sub(usize::from(extended));
-        let shared = half_byte_at != usize::MAX;
-        let nibble_at = if shared { half_byte_at } else { pos };
-        // SAFETY: as above.
-        let byte = unsafe { *src.add(nibble_at) };
-        let nibble = usize::from(byte >> (4 * u8::from(shared)) & 15);
-        let mut length = low + 3 + (nibble & ext_mask);
-        pos += usize::from(extended & !shared);
-        if length == 15 + 7 + 3 {
-            // SAFETY (the three reads): as above.
-            length = usize::from(unsafe { *src.add(pos) });
-            pos += 1;
-            if length == 255 {
-                length = usize::from(u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) }));
-                pos += 2;
-                if length == 0 {
-                    length = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) }) as usize;
-                    pos += 4;
-                }
-                if length < 15 + 7 {
-                    let e = DecompressError { reason: "match length below its encoding's minimum", at: token_at };
-                    return Err((e, op));
-                }
-                length -= 15 + 7;
+        // SAFETY: pos + 4 <= input.len() (the margin).
+        let word = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) });
+        let mut flags = u64::from(word) << 32 | 1 << 31;
+        pos += 4;
+        // The word's tokens. Each token before this one took at most 4 bytes
+        // (a longer one checks the margin again), so a token starts before
+        // (the word's start) + 4 + 31 * 4, and its run of literals is read
+        // as 32 bytes, its match token as at most 4: all within the margin.
+        // A run of literals leaves `op <= window`: the word's runs total at
+        // most 32 (the margin), and each match leaves 32 bytes of the window
+        // (checked below).
+        loop {
+            // The literals: the clear bits before the next set one (`| 1` tells
+            // the compiler the word is not zero; the sentinel is above bit 0).
+            let literals = (flags | 1).leading_zeros() as usize;
+            // SAFETY: reads pos..pos + 32 <= input.len() (above); writes
+            // op..op + 32 <= window + 32 <= out.len(); `input` and `out` are
+            // distinct borrows, so the ranges do not overlap.
+            unsafe { ptr::copy_nonoverlapping(src.add(pos), dst.add(op), 32) };
+            pos += literals;
+            op += literals;
+            let rest = flags << literals << 1;
+            if rest == 0 {
+                break;
             }
-            length += 15 + 7 + 3;
+            let token_at = pos;
+            // SAFETY (the token, its half-byte and the byte after it): within
+            // the 4 bytes from pos (above); `half_byte_at` is an earlier position.
+            let token = u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) });
+            pos += 2;
+            let offset = usize::from(token >> 3) + 1;
+            let low = usize::from(token & 7);
+            let extended = low == 7;
+            // An extended length's half-byte: the high half of the shared byte,
+            // or the low half of the next. Read for every token and selected
+            // with a mask: a third of the matches are extended, too many to
+            // predict.
+            let ext_mask = 0usize.wrapping_sub(usize::from(extended));
+            let shared = half_byte_at != usize::MAX;
+            let nibble_at = if shared { half_byte_at } else { pos };
+            // SAFETY: as above.
+            let byte = unsafe { *src.add(nibble_at) };
+            let nibble = usize::from(byte >> (4 * u8::from(shared)) & 15);
+            let mut length = low + 3 + (nibble & ext_mask);
+            pos += usize::from(extended & !shared);
+            if length == 15 + 7 + 3 {
+                // SAFETY: as above.
+                length = usize::from(unsafe { *src.add(pos) });
+                pos += 1;
+                if length == 255 {
+                    // 2 or 6 more bytes: the margin again, as if a word
+                    // started after them.
+                    if input.len() - pos < 6 + INPUT_MARGIN {
+                        return stop(token_at, flags << literals, half_byte_at, op);
+                    }
+                    // SAFETY (both reads): pos + 6 <= input.len() (just checked).
+                    length = usize::from(u16::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u16>()) }));
+                    pos += 2;
+                    if length == 0 {
+                        length = u32::from_le(unsafe { ptr::read_unaligned(src.add(pos).cast::<u32>()) }) as usize;
+                        pos += 4;
+                    }
+                    if length < 15 + 7 {
+                        let e = DecompressError { reason: "match length below its encoding's minimum", at: token_at };
+                        return Err((e, op));
+                    }
+                    length -= 15 + 7;
+                }
+                length += 15 + 7 + 3;
+            }
+            if offset > op {
+                let e =
+                    DecompressError { reason: "match refers to bytes before the start of the buffer", at: token_at };
+                return Err((e, op));
+            }
+            if length + 32 > window - op {
+                // The match nears the limit (or the window's end): the simple
+                // loop decodes this token again and stops exactly there.
+                return stop(token_at, flags << literals, half_byte_at, op);
+            }
+            // A token with a half-byte opens a shared byte (its low half) or
+            // closes it (its high half).
+            let toggled = if shared { usize::MAX } else { nibble_at };
+            half_byte_at = toggled & ext_mask | half_byte_at & !ext_mask;
+            flags = rest;
+            // SAFETY: offset <= op <= window - 32 - length (checked above),
+            // dst[..op] is written, and window + SLACK <= out.len(): see each copy.
+            unsafe { copy_match(dst, op, offset, length) };
+            op += length;
         }
-        if offset > op {
-            let e = DecompressError { reason: "match refers to bytes before the start of the buffer", at: token_at };
-            return Err((e, op));
-        }
-        if length > window - op {
-            // The match reaches the limit (or the window's end): the simple
-            // loop decodes this token again and stops exactly there.
-            return stop(token_at, flags << literals, half_byte_at, op);
-        }
-        // A token with a half-byte opens a shared byte (its low half) or
-        // closes it (its high half).
-        let toggled = if shared { usize::MAX } else { nibble_at };
-        half_byte_at = toggled & ext_mask | half_byte_at & !ext_mask;
-        flags = rest;
-        // SAFETY: offset <= op <= window - length (checked above), dst[..op]
-        // is written, and window + SLACK <= out.len(): see each copy.
-        unsafe { copy_match(dst, op, offset, length) };
-        op += length;
     }
 }
 
