@@ -104,8 +104,8 @@ fn run(input: &[u8], src: *const u8, dst: *mut u8, window: usize) -> Result<(Sta
             // the compiler the word is not zero; the sentinel is above bit 0).
             let literals = (flags | 1).leading_zeros() as usize;
             // SAFETY: reads pos..pos + 32 <= input.len() (above); writes
-            // op..op + 32 <= window + 32 <= out.len(); `input` and `out` are
-            // distinct borrows, so the ranges do not overlap.
+            // op..op + 32 <= window + 32, within the reserved window + SLACK;
+            // `input` and `out` are distinct borrows, so the ranges do not overlap.
             unsafe { ptr::copy_nonoverlapping(src.add(pos), dst.add(op), 32) };
             pos += literals;
             op += literals;

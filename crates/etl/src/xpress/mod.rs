@@ -42,9 +42,10 @@ struct State {
 ///
 /// Most of the stream is decoded by a fast loop that works in whole words:
 /// a run of literals is one copy, a match one or a few 8- or 16-byte copies,
-/// and every bound is checked once per token. It stops where a token could
-/// reach past either end (the last 32 bytes of input, or of the output the
-/// limit allows); [`decompress_simple`] does the rest, byte-exact at the ends.
+/// the input's bound is checked once per flag word and the output's once per
+/// match. It stops where a token could reach past either end (the last 164
+/// bytes of input, or 32 bytes before the output the limit allows);
+/// [`decompress_simple`] does the rest, byte-exact at the ends.
 pub fn decompress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), DecompressError> {
     let base = out.len();
     // The fast loop fills a window as large as the limit (a buffer's known
