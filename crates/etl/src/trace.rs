@@ -114,7 +114,8 @@ impl<'t> IntoIterator for Buffers<'t> {
 /// One buffer of the index.
 #[derive(Clone, Copy, Debug)]
 struct IndexEntry {
-    /// File offset of the buffer header; [`IndexEntry::HAS_RECORDS`] set when it holds records.
+    /// File offset of the buffer header; [`IndexEntry::HAS_RECORDS`] set
+    /// when it holds records, [`IndexEntry::COMPRESSED`] when it is compressed.
     offset: u64,
     /// The first record's raw timestamp; for a buffer without records, the
     /// previous buffer's (where the merge sorts it, so its errors surface
@@ -124,16 +125,25 @@ struct IndexEntry {
 
 impl IndexEntry {
     const HAS_RECORDS: u64 = 1 << 63;
+    /// Known without reading the header again: looking for the compressed
+    /// buffers must not touch every buffer's page (on an uncompressed trace
+    /// that mapped the whole file back in).
+    const COMPRESSED: u64 = 1 << 62;
 
-    fn new(offset: u64, first_timestamp: Option<u64>, previous_time: u64) -> IndexEntry {
-        match first_timestamp {
+    fn new(info: &BufferInfo, previous_time: u64) -> IndexEntry {
+        let offset = info.offset | if info.header.is_compressed() { IndexEntry::COMPRESSED } else { 0 };
+        match info.first_timestamp {
             Some(time) => IndexEntry { offset: offset | IndexEntry::HAS_RECORDS, time },
             None => IndexEntry { offset, time: previous_time },
         }
     }
 
     fn offset(&self) -> u64 {
-        self.offset & !IndexEntry::HAS_RECORDS
+        self.offset & !(IndexEntry::HAS_RECORDS | IndexEntry::COMPRESSED)
+    }
+
+    fn is_compressed(&self) -> bool {
+        self.offset & IndexEntry::COMPRESSED != 0
     }
 
     fn first_timestamp(&self) -> Option<u64> {
@@ -181,6 +191,12 @@ impl<'t> Buffers<'t> {
 
     pub fn iter(&self) -> BufferIter<'t> {
         BufferIter { view: *self, positions: 0..self.len() }
+    }
+
+    /// The compressed buffers, in file order (the others' headers are not read).
+    fn compressed(&self) -> impl Iterator<Item = BufferInfo> + 't {
+        let view = *self;
+        (0..self.len()).filter(move |&p| view.entries[p].is_compressed()).map(move |p| view.info(p))
     }
 
     /// The buffers in parallel (rayon), each read from its header as it is taken.
@@ -260,8 +276,7 @@ impl Expanded {
         use rayon::prelude::*;
         let mut total = 0usize;
         let wanted: Vec<(BufferInfo, usize)> = buffers
-            .iter()
-            .filter(|b| b.header.is_compressed())
+            .compressed()
             .map(|b| (b, if b.header.filled <= limit { b.header.filled as usize } else { 0 }))
             .take_while(|&(_, size)| {
                 total += size;
@@ -525,7 +540,7 @@ impl<'data> Trace<'data> {
         });
         walk.set_session(session);
 
-        let mut buffers = vec![IndexEntry::new(first_info.offset, first_info.first_timestamp, 0)];
+        let mut buffers = vec![IndexEntry::new(&first_info, 0)];
         let mut damage = Vec::new();
         // Sequence number → position in `buffers`, to tell copies of a buffer.
         let mut by_sequence = SequenceNumbers::default();
@@ -566,7 +581,7 @@ impl<'data> Trace<'data> {
             info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
             let at = info.offset as usize;
             let previous_time = buffers.last().map_or(0, |e| e.time);
-            buffers.push(IndexEntry::new(info.offset, info.first_timestamp, previous_time));
+            buffers.push(IndexEntry::new(&info, previous_time));
             if let Some(file) = file
                 && at - released >= RELEASE_STEP
             {
