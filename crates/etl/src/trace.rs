@@ -986,6 +986,28 @@ impl<'a> Iterator for BufferRecords<'a> {
 mod tests {
     use super::SequenceNumbers;
 
+    /// The index's compressed bit (which spares reading every header to find
+    /// the compressed buffers) says what each buffer's header says.
+    #[test]
+    fn the_index_knows_the_compressed_buffers() {
+        let mut compressed = 0;
+        for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "etl") {
+                continue;
+            }
+            let Ok(file) = crate::TraceFile::open(&path) else { continue };
+            let Ok(trace) = crate::Trace::open(&file) else { continue };
+            let buffers = trace.buffers();
+            let by_header: Vec<u64> = buffers.iter().filter(|b| b.header.is_compressed()).map(|b| b.offset).collect();
+            let by_index: Vec<u64> = buffers.compressed().map(|b| b.offset).collect();
+            assert_eq!(by_index, by_header, "{}", path.display());
+            compressed += by_index.len();
+        }
+        // perfview__net.4.5.2 (275), sample-sized and one-buffer traces.
+        assert!(compressed >= 280, "{compressed} compressed buffers in the corpus");
+    }
+
     #[test]
     fn sequence_numbers_out_of_order_are_found_as_rising_ones_are() {
         let mut seen = SequenceNumbers::default();
