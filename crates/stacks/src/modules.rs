@@ -55,7 +55,7 @@ pub struct Method {
 /// What a scan learns of one module or method, in time order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Fact {
-    /// With the identities logged next to it ([`attach_identities`]).
+    /// With the identities logged next to it ([`Identities::attach`]).
     Loaded {
         at: u64,
         pid: u32,
@@ -196,47 +196,6 @@ impl Spill for Fact {
     }
 }
 
-/// Puts each module identity of one buffer's facts (ImageID's file stamp,
-/// DbgID_RSDS's PDB) on the load it describes: the merge logs it next to
-/// the load, with the load's time and base. Those without a load in the
-/// buffer stay, for [`Modules::build`] to find by time and base.
-pub(crate) fn attach_identities(facts: &mut Vec<Fact>) {
-    let mut stamps: FastMap<(u64, u64), u32> = FastMap::default();
-    let mut pdbs: FastMap<(u64, u64), PdbId> = FastMap::default();
-    for f in facts.iter() {
-        match f {
-            Fact::Identity { at, base, time_date_stamp } => {
-                stamps.insert((*at, *base), *time_date_stamp);
-            }
-            Fact::Pdb { at, base, pdb } => {
-                pdbs.insert((*at, *base), pdb.clone());
-            }
-            _ => {}
-        }
-    }
-    if stamps.is_empty() && pdbs.is_empty() {
-        return;
-    }
-    let (mut stamped, mut identified) = (FastSet::default(), FastSet::default());
-    for f in facts.iter_mut() {
-        if let Fact::Loaded { at, base, time_date_stamp, pdb, .. } = f {
-            if let Some(&stamp) = stamps.get(&(*at, *base)) {
-                *time_date_stamp = Some(stamp);
-                stamped.insert((*at, *base));
-            }
-            if let Some(id) = pdbs.get(&(*at, *base)) {
-                *pdb = Some(id.clone());
-                identified.insert((*at, *base));
-            }
-        }
-    }
-    facts.retain(|f| match f {
-        Fact::Identity { at, base, .. } => !stamped.contains(&(*at, *base)),
-        Fact::Pdb { at, base, .. } => !identified.contains(&(*at, *base)),
-        _ => true,
-    });
-}
-
 /// A module load or unload as counting needs it (`nettrail info`): no path,
 /// a quarter of a [`Fact`]'s size, so that a trace of many loads sorts fast.
 #[derive(Clone, Copy, Debug)]
@@ -286,9 +245,9 @@ impl Counted {
     /// The loads among `marks` (sorted by process, base and time; records
     /// of one time in file order) that [`Modules::build`] would keep (a load
     /// repeating one still open, as the closing rundown does, is not a new
-    /// one), how many of them have a PDB (marked, or in `pdbs`: time and
-    /// base of DbgID_RSDS records not met in the load's buffer), and `methods`.
-    pub(crate) fn of(marks: impl Iterator<Item = LoadMark>, pdbs: &FastSet<(u64, u64)>, methods: usize) -> Counted {
+    /// one), how many of them have a PDB (marked, or among the `identities`
+    /// not met in the load's buffer), and `methods`.
+    pub(crate) fn of(marks: impl Iterator<Item = LoadMark>, identities: &Identities, methods: usize) -> Counted {
         let mut counted = Counted { methods, ..Counted::default() };
         // Each (process, base) in time order on its own: its loads and unloads
         // are all that decide whether a load repeats one still open.
@@ -299,7 +258,7 @@ impl Counted {
                 Some(size) => {
                     if open_size != Some(size) {
                         counted.loads += 1;
-                        counted.with_pdbs += usize::from(pdb || pdbs.contains(&(at, base)));
+                        counted.with_pdbs += usize::from(pdb || identities.pdbs.contains_key(&(at, base)));
                     }
                     open = Some((pid, base, size));
                 }
@@ -372,7 +331,9 @@ impl<T: Span> Ranges<T> {
     }
 }
 
-/// Module identities not met next to their load, by the load's time and base.
+/// Module identities (ImageID's file stamp, DbgID_RSDS's PDB) by the time
+/// and base of the load they describe: a scan's, until they are put on
+/// their load ([`Identities::attach`]), then those not met next to it.
 #[derive(Debug, Default)]
 pub(crate) struct Identities {
     pub(crate) stamps: FastMap<(u64, u64), u32>,
@@ -394,6 +355,44 @@ impl Identities {
             f => Some(f),
         }
     }
+
+    /// Puts the identities on the loads of one buffer's `facts` and `marks`
+    /// with their time and base (the merge logs them next to the load), and
+    /// keeps only those put on none, for [`Modules::build`] and
+    /// [`Counted::of`] to find by time and base.
+    pub(crate) fn attach(&mut self, facts: &mut [Fact], marks: &mut [LoadMark]) {
+        if self.stamps.is_empty() && self.pdbs.is_empty() {
+            return;
+        }
+        let (mut stamped, mut identified) = (FastSet::default(), FastSet::default());
+        for f in facts.iter_mut() {
+            if let Fact::Loaded { at, base, time_date_stamp, pdb, .. } = f {
+                let load = (*at, *base);
+                if let Some(&stamp) = self.stamps.get(&load) {
+                    *time_date_stamp = Some(stamp);
+                    stamped.insert(load);
+                }
+                if let Some(id) = self.pdbs.get(&load) {
+                    *pdb = Some(id.clone());
+                    identified.insert(load);
+                }
+            }
+        }
+        for mark in marks.iter_mut().filter(|m| m.size.is_some()) {
+            if self.pdbs.contains_key(&(mark.at, mark.base)) {
+                mark.pdb = true;
+                identified.insert((mark.at, mark.base));
+            }
+        }
+        self.stamps.retain(|load, _| !stamped.contains(load));
+        self.pdbs.retain(|load, _| !identified.contains(load));
+    }
+
+    /// Adds those of the buffers that follow (theirs win, as logged later).
+    pub(crate) fn extend(&mut self, later: Identities) {
+        self.stamps.extend(later.stamps);
+        self.pdbs.extend(later.pdbs);
+    }
 }
 
 /// Modules and methods of every process.
@@ -410,7 +409,7 @@ pub struct Modules {
 impl Modules {
     /// Builds the map from the facts of a scan, given in time order (equal
     /// times in file order), with the identities not attached to their load
-    /// ([`attach_identities`]) by time and base, and what a counting scan
+    /// ([`Identities::attach`]) by time and base, and what a counting scan
     /// `counted` and did not keep.
     pub(crate) fn build(
         timeline: impl Iterator<Item = Fact>,

@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use nettrail_decode::fasthash::{FastMap, FastSet};
+use nettrail_decode::fasthash::FastMap;
 use nettrail_decode::{EventSchema, LookupCache, Schemas, Value};
 use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
-use crate::modules::{Counted, Fact, Identities, LoadMark, Modules, PdbId, attach_identities};
+use crate::modules::{Counted, Fact, Identities, LoadMark, Modules, PdbId};
 use crate::spill::{RUN_ITEMS, SortedRuns};
 use crate::stacks::{Definition, Holds, Part, StackRecord, Stacks, kernel_boundary, read_part};
 
@@ -44,7 +44,8 @@ pub struct BufferScan<'w> {
     /// kept as marks, PDB identities by time and base, method loads counted).
     names: bool,
     marks: Vec<LoadMark>,
-    pdbs: FastSet<(u64, u64)>,
+    /// Module identities of the buffer, then those not met next to their load.
+    identities: Identities,
     methods_counted: usize,
     /// Where the fields [`fact`] reads sit, for the last few layouts.
     layouts: Vec<FieldIndex>,
@@ -184,7 +185,7 @@ impl<'w> BufferScan<'w> {
             facts: Vec::new(),
             names: true,
             marks: Vec::new(),
-            pdbs: FastSet::default(),
+            identities: Identities::default(),
             methods_counted: 0,
             layouts: Vec::new(),
             shared,
@@ -212,19 +213,9 @@ impl<'w> BufferScan<'w> {
     /// scratch frames, the layouts' field positions, spare room: a long
     /// trace has hundreds of thousands of buffers, all kept until the join).
     pub fn done(&mut self) {
-        // A load's identities are logged with the load's time and base,
-        // next to it: put on the load, they are not kept apart.
-        attach_identities(&mut self.facts);
-        if !self.pdbs.is_empty() {
-            let mut matched = FastSet::default();
-            for mark in self.marks.iter_mut().filter(|m| m.size.is_some()) {
-                if self.pdbs.contains(&(mark.at, mark.base)) {
-                    mark.pdb = true;
-                    matched.insert((mark.at, mark.base));
-                }
-            }
-            self.pdbs.retain(|k| !matched.contains(k));
-        }
+        // A load's identities are logged next to it: put on the load, they
+        // are not kept apart.
+        self.identities.attach(&mut self.facts, &mut self.marks);
         self.arena = Vec::new();
         self.layouts = Vec::new();
         self.parts.shrink_to_fit();
@@ -239,7 +230,7 @@ impl<'w> BufferScan<'w> {
         self.definitions.append(&mut other.definitions);
         self.facts.append(&mut other.facts);
         self.marks.append(&mut other.marks);
-        self.pdbs.extend(other.pdbs);
+        self.identities.extend(other.identities);
         self.methods_counted += other.methods_counted;
         self
     }
@@ -306,15 +297,19 @@ impl<'w> BufferScan<'w> {
         {
             let index = self.field_index(schema);
             match fact(record, &self.layouts[index], values, self.names) {
-                Some(f) if self.names => self.facts.push(f),
+                Some(f) if self.names => {
+                    if let Some(f) = self.identities.take(f) {
+                        self.facts.push(f);
+                    }
+                }
                 Some(Fact::Loaded { at, pid, base, size, .. }) => {
                     self.marks.push(LoadMark { at, base, size: Some(size), pid, pdb: false });
                 }
                 Some(Fact::Unloaded { at, pid, base }) => {
                     self.marks.push(LoadMark { at, base, size: None, pid, pdb: false });
                 }
-                Some(Fact::Pdb { at, base, .. }) => {
-                    self.pdbs.insert((at, base));
+                Some(pdb @ Fact::Pdb { .. }) => {
+                    self.identities.take(pdb);
                 }
                 Some(Fact::MethodLoaded { .. }) => self.methods_counted += 1,
                 // Counting needs neither a method's unload nor a module's file identity.
@@ -452,8 +447,6 @@ pub struct CodeJoin {
     /// Module identities not met next to their load.
     identities: Identities,
     marks: SortedRuns<LoadMark>,
-    /// PDB identities not met next to their load (most are marked on it).
-    pdbs: FastSet<(u64, u64)>,
     methods_counted: usize,
     keep_events: bool,
 }
@@ -483,7 +476,6 @@ impl CodeJoin {
             facts: SortedRuns::new(run_items / 4),
             identities: Identities::default(),
             marks: SortedRuns::new(run_items),
-            pdbs: FastSet::default(),
             methods_counted: 0,
             keep_events,
         }
@@ -493,10 +485,9 @@ impl CodeJoin {
     pub fn add(&mut self, mut scan: BufferScan<'_>) {
         self.parts.add(&mut scan.parts);
         self.definitions.append(&mut scan.definitions);
-        let mut timeline: Vec<Fact> = scan.facts.drain(..).filter_map(|f| self.identities.take(f)).collect();
-        self.facts.add(&mut timeline);
+        self.facts.add(&mut scan.facts);
         self.marks.add(&mut scan.marks);
-        self.pdbs.extend(scan.pdbs);
+        self.identities.extend(scan.identities);
         self.methods_counted += scan.methods_counted;
     }
 
@@ -504,7 +495,7 @@ impl CodeJoin {
     /// their frames in (emptied here).
     pub fn finish(self, shared: &FrameTable, pointer_size: u8) -> Code {
         let arena = shared.take_frames();
-        let CodeJoin { parts, definitions, facts, identities, marks, pdbs, methods_counted, keep_events } = self;
+        let CodeJoin { parts, definitions, facts, identities, marks, methods_counted, keep_events } = self;
         // Stacks and modules are independent: build them side by side.
         let ((stacks, unread_parts), (modules, unread_marks)) = rayon::join(
             || {
@@ -514,7 +505,7 @@ impl CodeJoin {
             },
             || {
                 let mut marks = marks.into_sorted();
-                let counted = Counted::of(&mut marks, &pdbs, methods_counted);
+                let counted = Counted::of(&mut marks, &identities, methods_counted);
                 let mut timeline = facts.into_sorted();
                 let modules = Modules::build(&mut timeline, &identities, kernel_boundary(pointer_size), counted);
                 (modules, marks.unread() + timeline.unread())
