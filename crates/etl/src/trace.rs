@@ -611,8 +611,7 @@ impl<'data> Trace<'data> {
         let found = (buffers.len() as u32).saturating_add(skipped);
         let circular = header.log_file_mode & 0x2 != 0;
         if header.buffers_written > found && !circular {
-            let last_buffer =
-                buffers.iter().filter_map(IndexEntry::first_timestamp).max().map(|t| clock.to_filetime(t));
+            let last_buffer = last_start(&buffers).map(|t| clock.to_filetime(t));
             let location = Location {
                 buffer_index: found,
                 buffer_offset: data.len() as u64,
@@ -687,7 +686,7 @@ impl<'data> Trace<'data> {
     /// The latest time a buffer's first record has: where the trace's
     /// events end, to within a buffer (from the index: no buffer is read).
     pub fn last_buffer_start(&self) -> Option<u64> {
-        self.buffers.iter().filter_map(IndexEntry::first_timestamp).max()
+        last_start(&self.buffers)
     }
 
     /// Records read per run by the passes that read the trace in runs
@@ -746,6 +745,11 @@ impl<'data> Trace<'data> {
     pub fn records<'a>(&self, info: &BufferInfo, contents: &BufferContents<'a>) -> BufferRecords<'a> {
         BufferRecords::new(contents.bytes, info, self.pointer_size)
     }
+}
+
+/// The latest first-record time among indexed buffers.
+fn last_start(entries: &[IndexEntry]) -> Option<u64> {
+    entries.iter().filter_map(IndexEntry::first_timestamp).max()
 }
 
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {

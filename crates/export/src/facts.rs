@@ -63,8 +63,8 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
     fn fold<'s>((s1, (c1, b1)): Folded<'s>, (s2, (c2, b2)): Folded<'s>) -> Folded<'s> {
         (s1.merge(s2), (c1.merge(c2), b1.merge(b2)))
     }
-    let mut summaries: Option<BufferSummary> = None;
-    let mut counters: Option<CoverageCounter> = None;
+    // Each run's summary and coverage, folded together at the end.
+    let (mut summaries, mut counters) = (Vec::new(), Vec::new());
     let mut join = if names { CodeJoin::new() } else { CodeJoin::counting() };
     let mut releaser = Releaser::new(trace);
     for run in trace.buffer_runs(Trace::RUN_BYTES) {
@@ -115,14 +115,8 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
             )
             .reduce_with(fold);
         if let Some((summary, (counter, scan))) = run_folded {
-            summaries = Some(match summaries {
-                Some(before) => before.merge(summary),
-                None => summary,
-            });
-            counters = Some(match counters {
-                Some(before) => before.merge(counter),
-                None => counter,
-            });
+            summaries.push(summary);
+            counters.push(counter);
             join.add(scan);
         }
         releaser.done_all(run);
