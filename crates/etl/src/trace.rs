@@ -313,11 +313,9 @@ impl Expanded {
         }
         let done: Vec<(u32, usize, Option<Error>)> = slices
             .into_par_iter()
-            .map_init(Vec::new, |scratch, (info, slice)| {
-                let error = decompress_buffer(data, info, limit, scratch);
-                // Never more than the buffer claims (the decoder stops there).
-                let len = scratch.len().min(slice.len());
-                slice[..len].copy_from_slice(&scratch[..len]);
+            .map_init(Vec::new, |history, (info, slice)| {
+                // Decoded in place: never more than the buffer claims.
+                let (len, error) = decompress_buffer_to(data, info, limit, slice, history);
                 (info.index, len, error)
             })
             .collect();
@@ -841,26 +839,62 @@ fn truncation_error(info: &BufferInfo) -> Error {
 /// record offsets match an uncompressed buffer's). Returns the error that cut
 /// the data short; `out` then holds everything decoded before it.
 pub(crate) fn decompress_buffer(data: &[u8], info: &BufferInfo, limit: u32, out: &mut Vec<u8>) -> Option<Error> {
-    let raw = raw_buffer(data, info);
-    let h = &info.header;
-    let filled = h.filled as usize;
     out.clear();
-    if filled == 0 {
-        return None;
-    }
-    if filled < BUFFER_HEADER_SIZE {
-        return Some(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit }));
-    }
-    if h.filled > limit {
-        return Some(info.error(0x30, ErrorKind::OversizedBuffer { filled: h.filled, limit }));
-    }
+    let filled = match expanded_size(info, limit) {
+        Ok(0) => return None,
+        Ok(filled) => filled,
+        Err(e) => return Some(e),
+    };
+    let raw = raw_buffer(data, info);
     // Exactly what the decoder needs (kept buffers then hold no more than their bytes).
     out.reserve(filled + xpress::SLACK);
     out.extend_from_slice(raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
     let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
-    let expected = filled - BUFFER_HEADER_SIZE;
-    let result = xpress::decompress_into(input, expected, out);
-    let got = out.len() - BUFFER_HEADER_SIZE;
+    let result = xpress::decompress_into(input, filled - BUFFER_HEADER_SIZE, out);
+    decompress_error(info, result, out.len() - BUFFER_HEADER_SIZE)
+}
+
+/// As [`decompress_buffer`], into `out`, whose length is the buffer's
+/// [`expanded_size`]; returns the bytes written. `history` is the
+/// decoder's room for the last bytes of the stream.
+fn decompress_buffer_to(
+    data: &[u8],
+    info: &BufferInfo,
+    limit: u32,
+    out: &mut [u8],
+    history: &mut Vec<u8>,
+) -> (usize, Option<Error>) {
+    let filled = match expanded_size(info, limit) {
+        Ok(filled) if filled == out.len() && filled > 0 => filled,
+        Ok(_) => return (0, None),
+        Err(e) => return (0, Some(e)),
+    };
+    let raw = raw_buffer(data, info);
+    let header = raw.get(..BUFFER_HEADER_SIZE).unwrap_or_default();
+    out[..header.len()].copy_from_slice(header);
+    let input = raw.get(BUFFER_HEADER_SIZE..).unwrap_or_default();
+    let (got, result) = xpress::decompress_to_slice(input, &mut out[BUFFER_HEADER_SIZE..filled], history);
+    (BUFFER_HEADER_SIZE + got, decompress_error(info, result, got))
+}
+
+/// The size a compressed buffer expands to (its header's filled offset), or
+/// why it is not expanded.
+fn expanded_size(info: &BufferInfo, limit: u32) -> Result<usize, Error> {
+    let h = &info.header;
+    match h.filled as usize {
+        0 => Ok(0),
+        filled if filled < BUFFER_HEADER_SIZE => {
+            Err(info.error(0x30, ErrorKind::BadFilledOffset { filled: h.filled, limit }))
+        }
+        _ if h.filled > limit => Err(info.error(0x30, ErrorKind::OversizedBuffer { filled: h.filled, limit })),
+        filled => Ok(filled),
+    }
+}
+
+/// What cut a buffer's decompression short, given the decoder's result and
+/// the bytes it produced after the header.
+fn decompress_error(info: &BufferInfo, result: Result<(), xpress::DecompressError>, got: usize) -> Option<Error> {
+    let expected = info.header.filled as usize - BUFFER_HEADER_SIZE;
     match result {
         _ if info.truncated => Some(truncation_error(info)),
         Err(e) => Some(Error {
@@ -948,6 +982,7 @@ impl<'a> BufferRecords<'a> {
 impl<'a> Iterator for BufferRecords<'a> {
     type Item = Result<(usize, Record<'a>)>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;

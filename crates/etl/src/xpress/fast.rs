@@ -57,6 +57,19 @@ pub(super) fn fast_loop(input: &[u8], out: &mut Vec<u8>, window: usize) -> Resul
     result.map(|(state, _)| state).map_err(|(e, _)| e)
 }
 
+/// As [`fast_loop`], into `out` from its start: the window and the
+/// [`SLACK`] after it lie inside `out` (a caller's place of a known size,
+/// such as a buffer's in one mapping). Returns the bytes produced, also on
+/// damage (those before it), and where it stopped.
+pub(super) fn fast_loop_slice(input: &[u8], out: &mut [u8], window: usize) -> (usize, Result<State, DecompressError>) {
+    // The one bound `run` relies on, checked here and not trusted to callers.
+    assert!(window.saturating_add(SLACK) <= out.len(), "the window and its slack must fit the slice");
+    match run(input, input.as_ptr(), out.as_mut_ptr(), window) {
+        Ok((state, produced)) => (produced, Ok(state)),
+        Err((e, produced)) => (produced, Err(e)),
+    }
+}
+
 /// The loop itself, on `src` (`input`'s bytes) and `dst` (`window` + [`SLACK`]
 /// writable bytes): where it stopped (or the damage) and the bytes produced.
 ///

@@ -36,6 +36,11 @@ struct State {
     half_byte_at: Option<usize>,
 }
 
+impl State {
+    /// A stream's start.
+    const START: State = State { pos: 0, flags: 0, flag_count: 0, half_byte_at: None };
+}
+
 /// Decompresses `input`, appending at most `limit` bytes to `out`. Stops
 /// without error when the stream ends or `limit` bytes have been produced.
 /// On error, `out` keeps everything decoded before the damage.
@@ -56,12 +61,48 @@ pub fn decompress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<
     continue_simple(input, limit, out, base, state)
 }
 
+/// The farthest back a match reaches: 13 bits of offset, plus one.
+const MAX_OFFSET: usize = 1 << 13;
+
+/// Decompresses `input` into `out`, at most `out.len()` bytes, never writing
+/// past it: for a caller that knows the size (a buffer's header says it) and
+/// has its place ready, so nothing is decoded into a vector and copied again.
+/// Returns the bytes produced, also on damage (those before it); the bytes
+/// of `out` after them are unspecified (the fast loop's wide copies).
+///
+/// The fast loop stops [`SLACK`] bytes before the end of `out`; the simple
+/// loop finishes in `history`, which is given the last bytes a match can
+/// reach, and what it adds is copied after them.
+pub fn decompress_to_slice(
+    input: &[u8],
+    out: &mut [u8],
+    history: &mut Vec<u8>,
+) -> (usize, Result<(), DecompressError>) {
+    let (produced, state) = match out.len().checked_sub(SLACK) {
+        Some(window) => match fast::fast_loop_slice(input, out, window) {
+            (produced, Ok(state)) => (produced, state),
+            (produced, Err(e)) => return (produced, Err(e)),
+        },
+        None => (0, State::START),
+    };
+    // Every byte before these is out of a match's reach; when fewer were
+    // produced, they are all the output, so the simple loop's check of a
+    // match's offset against its output is the same check.
+    let reach = produced.min(MAX_OFFSET);
+    history.clear();
+    history.extend_from_slice(&out[produced - reach..produced]);
+    let result = continue_simple(input, reach + (out.len() - produced), history, 0, state);
+    let tail = &history[reach..];
+    out[produced..produced + tail.len()].copy_from_slice(tail);
+    (produced + tail.len(), result)
+}
+
 /// The fast loop's own semantics, one token at a time, appending to `out`
 /// with every read checked: for the ends of a stream, and the reference the
 /// fast loop is checked against (tests, the fuzz target, the benchmark).
 pub fn decompress_simple(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), DecompressError> {
     let base = out.len();
-    continue_simple(input, limit, out, base, State { pos: 0, flags: 0, flag_count: 0, half_byte_at: None })
+    continue_simple(input, limit, out, base, State::START)
 }
 
 fn continue_simple(
@@ -167,7 +208,6 @@ fn continue_simple(
 /// Compresses `input` (greedy matching over a hash of 3-byte prefixes). Used by
 /// the writer to produce compressed buffers as Windows' relogger does.
 pub fn compress(input: &[u8]) -> Vec<u8> {
-    const MAX_OFFSET: usize = 1 << 13;
     const HASH_BITS: u32 = 14;
     let mut table = vec![usize::MAX; 1 << HASH_BITS];
     let hash = |p: &[u8]| -> usize {
@@ -303,13 +343,21 @@ mod tests {
         round_trip(&data);
     }
 
-    /// Both decoders on one stream and limit: the same bytes, the same error.
+    /// Both decoders on one stream and limit: the same bytes, the same error;
+    /// and decoding into a slice of `limit` bytes (when that is a size to
+    /// allocate) gives them too.
     fn same_as_simple(stream: &[u8], limit: usize) {
         let (mut fast, mut simple) = (b"head".to_vec(), b"head".to_vec());
         let a = decompress_into(stream, limit, &mut fast);
         let b = decompress_simple(stream, limit, &mut simple);
         assert_eq!(a, b, "limit {limit}");
         assert!(fast == simple, "limit {limit}: outputs differ");
+        if limit <= 1 << 20 {
+            let mut slice = vec![0xA5; limit];
+            let (produced, c) = decompress_to_slice(stream, &mut slice, &mut Vec::new());
+            assert_eq!(c, b, "limit {limit}, into a slice");
+            assert!(slice[..produced] == simple[4..], "limit {limit}: the slice holds other bytes");
+        }
     }
 
     #[test]
