@@ -21,6 +21,7 @@ use crate::extended::ExtendedItems;
 
 const HEADER_LEN: usize = 0x50;
 
+#[inline]
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
     let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };
     let h: &[u8; HEADER_LEN] = data.first_chunk().ok_or_else(short)?;

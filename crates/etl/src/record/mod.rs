@@ -284,6 +284,7 @@ impl<'a> Record<'a> {
 /// region): the record and the bytes it occupies including padding, or `None`
 /// at the fill that follows the last record. `default_pointer_size` applies to
 /// WPP records that do not say.
+#[inline]
 pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Record<'_>, usize)>, ErrorKind> {
     let Some(marker) = u32_at(data, 0) else {
         // Fewer than 4 bytes cannot start a record; they are padding.

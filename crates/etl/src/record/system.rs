@@ -38,6 +38,7 @@ pub(super) fn size(data: &[u8], kind: HeaderKind) -> Result<usize, ErrorKind> {
     sizes(data, kind).map(|(_, _, size)| size)
 }
 
+#[inline]
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
     let (header_len, counters_end, size) = sizes(data, kind)?;
     let short = || ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() };
