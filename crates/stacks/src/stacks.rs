@@ -241,9 +241,7 @@ impl Stacks {
                     Holds::Frames(a, b) => arena.get(a as usize..b as usize).unwrap_or_default(),
                     Holds::Key { key, .. } => s.key_frames(key, first.at).unwrap_or_default(),
                 };
-                for &f in frames {
-                    if f >= boundary { kernel.push(f) } else { user.push(f) }
-                }
+                split_kernel_user(frames, boundary, &mut kernel, &mut user);
                 next = parts.next_if(|p| p.event() == first.event());
             }
             if kernel.is_empty() && user.is_empty() {
@@ -261,9 +259,7 @@ impl Stacks {
     }
 
     fn store(&mut self, pid: u32, frames: &[u64]) -> StackId {
-        let hash = frames
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325u64 ^ u64::from(pid), |h, &f| (h ^ f).wrapping_mul(0x0100_0000_01b3));
+        let hash = hash_stack(pid, frames);
         if let Some(ids) = self.dedup.get(&hash) {
             for &id in ids {
                 let (a, b) = self.ranges[id as usize];
@@ -327,6 +323,41 @@ impl Stacks {
     pub fn kernel_boundary(&self) -> u64 {
         self.kernel_boundary
     }
+}
+
+/// Appends a part's kernel frames to `kernel` and its user frames to
+/// `user`. A walk lists its kernel frames, then its user frames: that split
+/// is found and copied whole; frames in another order go one by one.
+fn split_kernel_user(frames: &[u64], boundary: u64, kernel: &mut Vec<u64>, user: &mut Vec<u64>) {
+    let split = frames.iter().position(|&f| f < boundary).unwrap_or(frames.len());
+    let (top, rest) = frames.split_at(split);
+    if rest.iter().all(|&f| f < boundary) {
+        kernel.extend_from_slice(top);
+        user.extend_from_slice(rest);
+    } else {
+        for &f in frames {
+            if f >= boundary { kernel.push(f) } else { user.push(f) }
+        }
+    }
+}
+
+/// A stack's hash for finding its copies: four lanes over the frames, so
+/// the multiplications do not wait on each other (a stack has tens of
+/// frames, and a trace tens of thousands of stacks).
+fn hash_stack(pid: u32, frames: &[u64]) -> u64 {
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut lanes = [0xcbf2_9ce4_8422_2325u64 ^ u64::from(pid), 1, 2, 3];
+    let mut chunks = frames.chunks_exact(4);
+    for chunk in &mut chunks {
+        for (lane, &f) in lanes.iter_mut().zip(chunk) {
+            *lane = (*lane ^ f).wrapping_mul(PRIME);
+        }
+    }
+    for (lane, &f) in lanes.iter_mut().zip(chunks.remainder()) {
+        *lane = (*lane ^ f).wrapping_mul(PRIME);
+    }
+    let length = frames.len() as u64;
+    lanes.iter().fold(length, |h, &lane| (h ^ lane).wrapping_mul(PRIME).rotate_left(29))
 }
 
 /// Where an event's stack is, noted while the event is at hand and resolved
