@@ -38,6 +38,7 @@ pub mod logfile;
 pub mod merge;
 pub mod record;
 mod sniff;
+mod stored;
 mod summary;
 mod trace;
 pub mod well_known;

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Location};
 use crate::record::{Record, parse_record};
+use crate::stored::Stored;
 use crate::trace::{BufferInfo, BufferRecords, Buffers, Releaser, Trace, decompress_buffer, uncompressed_contents};
 
 /// A record with where it was found.
@@ -116,6 +117,9 @@ fn load<'t>(trace: &'t Trace<'_>, info: &BufferInfo) -> LoadedBuffer<'t> {
     LoadedBuffer { info: *info, bytes, index, next: 0, errors }
 }
 
+/// How many buffers are opened between two hand-backs of the order's pages.
+const ORDER_RELEASE_EVERY: usize = 4096;
+
 /// Most buffers loaded ahead in one parallel batch, and their decompressed size.
 const BATCH_BUFFERS: usize = 64;
 const BATCH_BYTES: usize = 32 << 20;
@@ -136,8 +140,9 @@ const OPEN_BYTES: usize = 256 << 20;
 pub struct EventStream<'t, 'd> {
     trace: &'t Trace<'d>,
     buffers: Buffers<'t>,
-    /// Buffer indices by (first timestamp, file order): 4 bytes a buffer.
-    order: Vec<u32>,
+    /// Buffer indices by (first timestamp, file order): 4 bytes a buffer,
+    /// little-endian (in a temporary file when large, [`Stored`]).
+    order: Stored,
     next_open: usize,
     /// (timestamp of the buffer's next record, position in `order`).
     heap: BinaryHeap<Reverse<(u64, u32)>>,
@@ -164,7 +169,7 @@ pub struct EventStream<'t, 'd> {
 
 impl std::fmt::Debug for EventStream<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventStream").field("buffers", &self.order.len()).field("next_open", &self.next_open).finish()
+        f.debug_struct("EventStream").field("buffers", &self.order_len()).field("next_open", &self.next_open).finish()
     }
 }
 
@@ -175,6 +180,9 @@ impl<'t, 'd> EventStream<'t, 'd> {
         let buffers = trace.buffers();
         let mut order: Vec<u32> = (0..buffers.len() as u32).collect();
         order.sort_unstable_by_key(|&i| (buffers.sort_time(i as usize), i));
+        let order = trace.keep_table(order.iter().flat_map(|i| i.to_le_bytes()).collect());
+        // The sort read every index entry.
+        trace.release_index();
         EventStream {
             trace,
             buffers,
@@ -193,8 +201,17 @@ impl<'t, 'd> EventStream<'t, 'd> {
         }
     }
 
+    /// The buffer index at a position of the order.
+    fn order_at(&self, position: usize) -> Option<u32> {
+        crate::bytes::u32_at(self.order.bytes(), position.checked_mul(4)?)
+    }
+
+    fn order_len(&self) -> usize {
+        self.order.bytes().len() / 4
+    }
+
     fn info(&self, position: usize) -> Option<BufferInfo> {
-        self.buffers.get(*self.order.get(position)? as usize)
+        self.buffers.get(self.order_at(position)? as usize)
     }
 
     fn slot(&self, position: usize) -> Option<&LoadedBuffer<'t>> {
@@ -229,7 +246,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
         // Each header read once (`info` reads it from the file).
         let mut infos: Vec<(usize, BufferInfo)> = Vec::new();
         let mut bytes = 0usize;
-        for p in position..self.order.len() {
+        for p in position..self.order_len() {
             if infos.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !infos.is_empty()) {
                 break;
             }
@@ -255,6 +272,11 @@ impl<'t, 'd> EventStream<'t, 'd> {
     fn open_next(&mut self) {
         let position = self.next_open;
         self.next_open += 1;
+        // The order's pages read so far go back now and then (one call
+        // for many buffers: the order is read along, a page at a time).
+        if position % ORDER_RELEASE_EVERY == ORDER_RELEASE_EVERY - 1 {
+            self.order.release();
+        }
         if !self.is_loaded(position) {
             self.prefetch(position);
         }
@@ -303,7 +325,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             }
             // Open every buffer whose first record is not later than the
             // earliest record of the open ones.
-            while let Some(first) = self.order.get(self.next_open).and_then(|&i| self.buffers.sort_time(i as usize)) {
+            while let Some(first) = self.order_at(self.next_open).and_then(|i| self.buffers.sort_time(i as usize)) {
                 if self.heap.peek().is_some_and(|Reverse((ts, _))| first > *ts) {
                     break;
                 }

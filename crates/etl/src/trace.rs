@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorKind, Location, Result};
 use crate::file::TraceFile;
 use crate::logfile::{LogfileHeader, fixed_size};
 use crate::record::{Record, parse_record, peek_timestamp};
+use crate::stored::Stored;
 use crate::xpress;
 
 /// What the reader knows of one buffer before reading its records.
@@ -63,14 +64,15 @@ impl BufferInfo {
 }
 
 /// A trace's buffers in file order, kept in 16 bytes each (a 10 GB trace
-/// has a million buffers): where each starts in the file and its first
-/// record's time. The rest of a [`BufferInfo`] is read again from the
-/// buffer's header, in the file, when asked for. A view: runs of buffers
+/// has a million buffers; a large index is kept in a temporary file,
+/// [`crate::stored`]): where each starts in the file and its first record's
+/// time. The rest of a [`BufferInfo`] is read again from the buffer's
+/// header, in the file, when asked for. A view: runs of buffers
 /// ([`Buffers::runs`]) are `Buffers` too.
 #[derive(Clone, Copy, Debug)]
 pub struct Buffers<'t> {
     data: &'t [u8],
-    entries: &'t [IndexEntry],
+    entries: Entries<'t>,
     /// Index of `entries[0]` among the trace's buffers.
     first: u32,
 }
@@ -124,6 +126,8 @@ struct IndexEntry {
 }
 
 impl IndexEntry {
+    /// Bytes of an entry as stored: the offset word, then the time, little-endian.
+    const SIZE: usize = 16;
     const HAS_RECORDS: u64 = 1 << 63;
     /// Known without reading the header again: looking for the compressed
     /// buffers must not touch every buffer's page (on an uncompressed trace
@@ -149,6 +153,37 @@ impl IndexEntry {
     fn first_timestamp(&self) -> Option<u64> {
         (self.offset & IndexEntry::HAS_RECORDS != 0).then_some(self.time)
     }
+
+    fn append_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.time.to_le_bytes());
+    }
+}
+
+/// Index entries as stored ([`IndexEntry::SIZE`] bytes each).
+#[derive(Clone, Copy, Debug)]
+struct Entries<'t>(&'t [u8]);
+
+impl<'t> Entries<'t> {
+    fn len(&self) -> usize {
+        self.0.len() / IndexEntry::SIZE
+    }
+
+    fn get(&self, position: usize) -> Option<IndexEntry> {
+        let at = position.checked_mul(IndexEntry::SIZE)?;
+        let word = |i: usize| crate::bytes::u64_at(self.0, at + i);
+        Some(IndexEntry { offset: word(0)?, time: word(8)? })
+    }
+
+    /// The entry at `position` (< `len`, which every caller checks).
+    fn at(&self, position: usize) -> IndexEntry {
+        self.get(position).unwrap_or(IndexEntry { offset: 0, time: 0 })
+    }
+
+    fn split_at(self, position: usize) -> (Entries<'t>, Entries<'t>) {
+        let (a, b) = self.0.split_at((position * IndexEntry::SIZE).min(self.0.len()));
+        (Entries(a), Entries(b))
+    }
 }
 
 impl<'t> Buffers<'t> {
@@ -157,7 +192,7 @@ impl<'t> Buffers<'t> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.len() == 0
     }
 
     /// The buffer at a position of this view.
@@ -167,7 +202,7 @@ impl<'t> Buffers<'t> {
 
     /// The buffer at `position` (< `len`).
     fn info(&self, position: usize) -> BufferInfo {
-        let entry = self.entries[position];
+        let entry = self.entries.at(position);
         let offset = entry.offset();
         let rest = usize::try_from(offset).ok().and_then(|at| self.data.get(at..)).unwrap_or_default();
         // Buffers are indexed only where their header parsed.
@@ -196,7 +231,7 @@ impl<'t> Buffers<'t> {
     /// The compressed buffers, in file order (the others' headers are not read).
     fn compressed(&self) -> impl Iterator<Item = BufferInfo> + 't {
         let view = *self;
-        (0..self.len()).filter(move |&p| view.entries[p].is_compressed()).map(move |p| view.info(p))
+        (0..self.len()).filter(move |&p| view.entries.at(p).is_compressed()).map(move |p| view.info(p))
     }
 
     /// The buffers in parallel (rayon), each read from its header as it is taken.
@@ -240,7 +275,11 @@ pub struct Trace<'data> {
     pointer_size: u8,
     /// What every buffer is checked against (the most a buffer holds).
     session: Session,
-    buffers: Vec<IndexEntry>,
+    index: Stored,
+    /// The latest time a buffer's first record has.
+    last_start: Option<u64>,
+    /// The size from which tables are kept in temporary files ([`Stored::keep`]).
+    mapped_from: usize,
     /// Damage the walk along the buffers found: skipped headers, duplicated
     /// buffers, buffers missing from the file. In file order.
     damage: Vec<Error>,
@@ -450,6 +489,8 @@ impl<'t, 'd> Releaser<'t, 'd> {
                 _ => p.start,
             };
             self.trace.release(start..p.end);
+            // The index entries read since the last step (a few pages).
+            self.trace.release_index();
             self.released = Some(p);
         }
     }
@@ -476,17 +517,19 @@ impl<'data> Trace<'data> {
     /// file has no readable trace header; damage later in the file is kept in
     /// [`Trace::damage`] and reported after the good buffers.
     pub fn parse(data: &'data [u8]) -> Result<Trace<'data>> {
-        Trace::parse_from(data, None)
+        Trace::parse_from(data, None, Stored::MAPPED_FROM)
     }
 
     /// [`Trace::parse`] of a file's bytes; buffers read by this trace's
     /// readers (the merge, and [`Trace::contents`] users that hand them to a
     /// [`Releaser`]) give their pages back to the OS.
     pub fn open(file: &'data TraceFile) -> Result<Trace<'data>> {
-        Trace::parse_from(file.bytes(), Some(file))
+        Trace::parse_from(file.bytes(), Some(file), Stored::MAPPED_FROM)
     }
 
-    fn parse_from(data: &'data [u8], file: Option<&'data TraceFile>) -> Result<Trace<'data>> {
+    /// `mapped_from`: the size from which the index and the merge's order are
+    /// kept in temporary files (tests set it to hold both ways to each other).
+    fn parse_from(data: &'data [u8], file: Option<&'data TraceFile>, mapped_from: usize) -> Result<Trace<'data>> {
         /// The walk hands back the pages of the headers it read in steps of this size.
         const RELEASE_STEP: usize = 16 << 20;
         let mut walk = BufferWalk::new(data);
@@ -544,9 +587,15 @@ impl<'data> Trace<'data> {
         });
         walk.set_session(session);
 
-        let mut buffers = vec![IndexEntry::new(&first_info, 0)];
+        // The index as stored (`Entries`), and its last entry.
+        let mut index = Vec::new();
+        let mut last = IndexEntry::new(&first_info, 0);
+        last.append_to(&mut index);
+        let mut count = 1u32;
+        // The latest first-record time of a buffer (where the events end).
+        let mut last_start = last.first_timestamp();
         let mut damage = Vec::new();
-        // Sequence number → position in `buffers`, to tell copies of a buffer.
+        // Sequence number → position in the index, to tell copies of a buffer.
         let mut by_sequence = SequenceNumbers::default();
         by_sequence.insert(first_info.header.sequence_number, 0);
         let mut released = 0;
@@ -559,10 +608,10 @@ impl<'data> Trace<'data> {
                 }
             };
             let mut info = BufferInfo::new(&b);
-            info.index = buffers.len() as u32;
+            info.index = count;
             match by_sequence.get(b.header.sequence_number) {
                 Some(earlier) => {
-                    let original = Buffers { data, entries: &buffers, first: 0 }.info(earlier);
+                    let original = Buffers { data, entries: Entries(&index), first: 0 }.info(earlier);
                     if raw_buffer(data, &original) == b.raw {
                         let kind = ErrorKind::DuplicateBuffer {
                             sequence: b.header.sequence_number,
@@ -579,13 +628,15 @@ impl<'data> Trace<'data> {
                     }
                 }
                 None => {
-                    by_sequence.insert(b.header.sequence_number, buffers.len() as u32);
+                    by_sequence.insert(b.header.sequence_number, count);
                 }
             }
             info.first_timestamp = first_record_timestamp(b.raw, &info, &mut scratch);
             let at = info.offset as usize;
-            let previous_time = buffers.last().map_or(0, |e| e.time);
-            buffers.push(IndexEntry::new(&info, previous_time));
+            last = IndexEntry::new(&info, last.time);
+            last.append_to(&mut index);
+            count += 1;
+            last_start = last_start.max(last.first_timestamp());
             if let Some(file) = file
                 && at - released >= RELEASE_STEP
             {
@@ -606,10 +657,10 @@ impl<'data> Trace<'data> {
                 _ => 0,
             })
             .sum();
-        let found = (buffers.len() as u32).saturating_add(skipped);
+        let found = count.saturating_add(skipped);
         let circular = header.log_file_mode & 0x2 != 0;
         if header.buffers_written > found && !circular {
-            let last_buffer = last_start(&buffers).map(|t| clock.to_filetime(t));
+            let last_buffer = last_start.map(|t| clock.to_filetime(t));
             let location = Location {
                 buffer_index: found,
                 buffer_offset: data.len() as u64,
@@ -627,8 +678,11 @@ impl<'data> Trace<'data> {
             notes.push(Note::NotClosedCleanly { written: header.buffers_written, found, end_time: header.end_time });
         }
         drop(by_sequence);
-        buffers.shrink_to_fit();
-        let expanded = Expanded::new(data, Buffers { data, entries: &buffers, first: 0 }, session.buffer_size);
+        let index = Stored::keep(index, mapped_from);
+        let expanded =
+            Expanded::new(data, Buffers { data, entries: Entries(index.bytes()), first: 0 }, session.buffer_size);
+        // Finding the compressed buffers read every entry.
+        index.release();
         Ok(Trace {
             data,
             file,
@@ -637,11 +691,24 @@ impl<'data> Trace<'data> {
             clock,
             pointer_size,
             session,
-            buffers,
+            index,
+            last_start,
+            mapped_from,
             damage,
             notes,
             expanded,
         })
+    }
+
+    /// Hands back the pages of the buffer index read so far, when it is kept
+    /// in a temporary file (it is read from the file again when needed).
+    pub(crate) fn release_index(&self) {
+        self.index.release();
+    }
+
+    /// Keeps a table that grows with the number of buffers as the index is kept.
+    pub(crate) fn keep_table(&self, bytes: Vec<u8>) -> Stored {
+        Stored::keep(bytes, self.mapped_from)
     }
 
     /// Tells the OS these bytes will not be read again soon (only for a
@@ -678,13 +745,13 @@ impl<'data> Trace<'data> {
 
     /// Every buffer, in file order.
     pub fn buffers(&self) -> Buffers<'_> {
-        Buffers { data: self.data, entries: &self.buffers, first: 0 }
+        Buffers { data: self.data, entries: Entries(self.index.bytes()), first: 0 }
     }
 
     /// The latest time a buffer's first record has: where the trace's
     /// events end, to within a buffer (from the index: no buffer is read).
     pub fn last_buffer_start(&self) -> Option<u64> {
-        last_start(&self.buffers)
+        self.last_start
     }
 
     /// Records read per run by the passes that read the trace in runs
@@ -746,10 +813,6 @@ impl<'data> Trace<'data> {
 }
 
 /// The latest first-record time among indexed buffers.
-fn last_start(entries: &[IndexEntry]) -> Option<u64> {
-    entries.iter().filter_map(IndexEntry::first_timestamp).max()
-}
-
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
     let start = usize::try_from(info.offset).unwrap_or(usize::MAX);
     data.get(start..start.saturating_add(info.stored_len)).unwrap_or_default()
@@ -1045,6 +1108,46 @@ mod tests {
         }
         // perfview__net.4.5.2 (275), sample-sized and one-buffer traces.
         assert!(compressed >= 280, "{compressed} compressed buffers in the corpus");
+    }
+
+    /// Every corpus trace read with its index and the merge's order in
+    /// temporary files (as a trace of many buffers is) gives what it gives
+    /// with them in memory: the buffers, the damage, every merged event.
+    #[test]
+    fn tables_in_temporary_files_read_as_in_memory() {
+        use crate::stored::Stored;
+        let mut events = 0;
+        for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "etl") {
+                continue;
+            }
+            let file = crate::TraceFile::open(&path).unwrap();
+            let open = |mapped_from| crate::Trace::parse_from(file.bytes(), Some(&file), mapped_from);
+            let (Ok(mapped), Ok(in_memory)) = (open(0), open(usize::MAX)) else { continue };
+            #[cfg(unix)]
+            assert!(matches!(mapped.index, Stored::Mapped(_)), "{}", path.display());
+            assert!(matches!(in_memory.index, Stored::Memory(_)));
+            let infos = |t: &crate::Trace<'_>| t.buffers().iter().collect::<Vec<_>>();
+            assert_eq!(infos(&mapped), infos(&in_memory), "{}", path.display());
+            assert_eq!(mapped.last_buffer_start(), in_memory.last_buffer_start());
+            assert_eq!(format!("{:?}", mapped.damage()), format!("{:?}", in_memory.damage()));
+            let merged = |t: &crate::Trace<'_>| {
+                let mut out = Vec::new();
+                let mut stream = t.events();
+                while let Some(item) = stream.next() {
+                    out.push(match item {
+                        Ok(e) => format!("{} {} {} {}", e.timestamp, e.provider, e.opcode, e.payload.len()),
+                        Err(e) => e.to_string(),
+                    });
+                }
+                out
+            };
+            let (a, b) = (merged(&mapped), merged(&in_memory));
+            assert!(a == b, "{}: the merge differs", path.display());
+            events += a.len();
+        }
+        assert!(events >= 470_000, "{events} events merged");
     }
 
     #[test]
