@@ -67,7 +67,7 @@ pub(crate) fn net_event<'a>(
         let props = Props::new(&schema.fields, values);
         match source {
             Some(Source::Chromium(browser)) => {
-                Some(Body::Chromium(chromium::extract(browser, record, schema.name.as_deref(), &props)?))
+                Some(Body::Chromium(Box::new(chromium::extract(browser, record, schema.name.as_deref(), &props)?)))
             }
             Some(source) => extract(source, record, &props),
             None => Some(Body::App(app::extract(record, schema.name.as_deref())?)),

@@ -132,7 +132,7 @@ impl Network {
             Body::Office(e) => self.office.apply(&head, e, &mut self.pools),
             Body::App(e) => self.apps.apply(&head, e),
             Body::Quic(e) => self.quic.apply(&head, e, &self.pools),
-            Body::Chromium(e) => self.chromium.apply(&head, e, &self.pools),
+            Body::Chromium(e) => self.chromium.apply(&head, *e, &self.pools),
         }
     }
 

@@ -120,7 +120,9 @@ pub(crate) enum Body {
     Office(office::Event),
     App(app::Event),
     Quic(quic::Event),
-    Chromium(chromium::Event),
+    /// Boxed: twice the size of the others, and every event is moved a few
+    /// times on its way to the model.
+    Chromium(Box<chromium::Event>),
     /// An event the model does not read, in an activity: counted as one of
     /// the activity's events, as `dump --activity` and the report list them.
     InActivity,
