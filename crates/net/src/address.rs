@@ -20,7 +20,7 @@ pub mod family {
     pub const VSOCK: u16 = 40;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Address {
     V4([u8; 4]),
     V6([u8; 16]),
@@ -37,6 +37,33 @@ pub enum Address {
     Other {
         family: u16,
     },
+}
+
+/// Whole words, not a byte at a time: addresses key the connection tables,
+/// which every TCP/IP event looks up (the derived hash fed an IPv4 address
+/// to the hasher as a length and four bytes).
+impl std::hash::Hash for Address {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let halves = |b: &[u8; 16]| {
+            let (high, low) = b.split_at(8);
+            let word = |h: &[u8]| u64::from_le_bytes(h.try_into().unwrap_or_default());
+            (word(high), word(low))
+        };
+        match self {
+            Address::V4(a) => state.write_u64(u64::from(u32::from_le_bytes(*a))),
+            Address::V6(a) => {
+                let (high, low) = halves(a);
+                state.write_u64(high);
+                state.write_u64(low);
+            }
+            Address::HyperV { vm, service } => {
+                vm.hash(state);
+                service.hash(state);
+            }
+            Address::VSock { cid } => state.write_u64(1 << 40 | u64::from(*cid)),
+            Address::Other { family } => state.write_u64(2 << 40 | u64::from(*family)),
+        }
+    }
 }
 
 impl Address {
