@@ -64,8 +64,8 @@ impl BufferInfo {
 }
 
 /// A trace's buffers in file order, kept in 16 bytes each (a 10 GB trace
-/// has a million buffers; a large index is kept in a temporary file,
-/// [`crate::stored`]): where each starts in the file and its first record's
+/// has a million buffers; a large index is kept in a mapped temporary
+/// file): where each starts in the file and its first record's
 /// time. The rest of a [`BufferInfo`] is read again from the buffer's
 /// header, in the file, when asked for. A view: runs of buffers
 /// ([`Buffers::runs`]) are `Buffers` too.
