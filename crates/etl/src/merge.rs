@@ -103,9 +103,10 @@ fn load<'t>(trace: &'t Trace<'_>, info: &BufferInfo) -> LoadedBuffer<'t> {
     };
     let mut index = Vec::new();
     let mut errors = Vec::new();
-    for item in BufferRecords::new(bytes.bytes(), info, trace.pointer_size()) {
+    let mut records = BufferRecords::new(bytes.bytes(), info, trace.pointer_size());
+    while let Some(item) = records.next_frame() {
         match item {
-            Ok((offset, record)) => index.push((record.timestamp, offset as u32)),
+            Ok((offset, timestamp)) => index.push((timestamp, offset as u32)),
             Err(e) => errors.push(e),
         }
     }

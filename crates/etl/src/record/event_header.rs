@@ -21,6 +21,19 @@ use crate::extended::ExtendedItems;
 
 const HEADER_LEN: usize = 0x50;
 
+/// The time and size of a record without extended data items, checked as
+/// [`parse`] checks them; `None` for one with items (their walk can fail:
+/// [`parse`] reads them).
+pub(super) fn frame(data: &[u8]) -> Result<Option<(u64, usize)>, ErrorKind> {
+    let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };
+    let h: &[u8; HEADER_LEN] = data.first_chunk().ok_or_else(short)?;
+    if u16_of(h, 0x04) & flags::EXTENDED_INFO != 0 {
+        return Ok(None);
+    }
+    let size = checked_size(u16_of(h, 0), HEADER_LEN, data)?;
+    Ok(Some((u64_of(h, 0x10), size)))
+}
+
 #[inline]
 pub(super) fn parse(data: &[u8], kind: HeaderKind) -> Result<Record<'_>, ErrorKind> {
     let short = || ErrorKind::BadRecordSize { size: 0, minimum: HEADER_LEN, remaining: data.len() };

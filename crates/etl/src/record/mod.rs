@@ -313,6 +313,36 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Rec
     Ok(Some((record, span)))
 }
 
+/// The raw time and span of the record at the start of `data`, with the
+/// errors [`parse_record`] finds, without building the record: for the
+/// merge, which indexes every record of a buffer by time before it reads any.
+/// Kernel records and EVENT_HEADER records without extended data (most of a
+/// trace) are framed from their headers; every other record is parsed. The
+/// time is `None` for a WPP message without one (it takes the previous
+/// record's).
+pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Option<u64>, usize)>, ErrorKind> {
+    let marker = u32_at(data, 0).unwrap_or(0);
+    if marker >> 24 == 0xC0
+        && let Some(kind) = HeaderKind::from_header_type((marker >> 16) as u8)
+    {
+        if kind.is_kernel() {
+            let size = system::size(data, kind)?;
+            // The size check covers the header, and so the time in it.
+            let time = timestamp_offset(data).and_then(|at| crate::bytes::u64_at(data, at));
+            return Ok(Some((time, align8(size).min(data.len()))));
+        }
+        if kind.is_event_header()
+            && let Some((time, size)) = event_header::frame(data)?
+        {
+            return Ok(Some((Some(time), align8(size).min(data.len()))));
+        }
+    }
+    Ok(parse_record(data, default_pointer_size)?.map(|(record, span)| {
+        let without_time = record.message.is_some_and(|m| !m.has_timestamp);
+        ((!without_time).then_some(record.timestamp), span)
+    }))
+}
+
 /// The span of the classic kernel record (SYSTEM, COMPACT, PERFINFO) at the
 /// start of `data`, with padding, checked as [`parse_record`] checks it,
 /// without reading the rest; `None` for every other kind of record.
