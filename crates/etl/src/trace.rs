@@ -1123,11 +1123,7 @@ mod tests {
     #[test]
     fn the_index_knows_the_compressed_buffers() {
         let mut compressed = 0;
-        for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "etl") {
-                continue;
-            }
+        for path in nettrail_testkit::corpus_traces() {
             let Ok(file) = crate::TraceFile::open(&path) else { continue };
             let Ok(trace) = crate::Trace::open(&file) else { continue };
             let buffers = trace.buffers();
@@ -1147,11 +1143,7 @@ mod tests {
     fn tables_in_temporary_files_read_as_in_memory() {
         use crate::stored::Stored;
         let mut events = 0;
-        for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "etl") {
-                continue;
-            }
+        for path in nettrail_testkit::corpus_traces() {
             let file = crate::TraceFile::open(&path).unwrap();
             let open = |mapped_from| crate::Trace::parse_from(file.bytes(), Some(&file), mapped_from);
             let (Ok(mapped), Ok(in_memory)) = (open(0), open(usize::MAX)) else { continue };
@@ -1214,11 +1206,7 @@ mod tests {
         }
         let mut rng = nettrail_testkit::Rng(0x5EED_F4A3_0000_0001);
         let (mut records, mut damaged) = (0, 0);
-        for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "etl") {
-                continue;
-            }
+        for path in nettrail_testkit::corpus_traces() {
             let file = crate::TraceFile::open(&path).unwrap();
             let Ok(trace) = crate::Trace::open(&file) else { continue };
             let mut scratch = Vec::new();

@@ -137,11 +137,8 @@ fn the_index_gives_each_buffer_as_the_walk_found_it() {
     use nettrail_etl::buffer::BufferWalk;
     use nettrail_testkit::hostile;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for entry in std::fs::read_dir(nettrail_testkit::corpus_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "etl") {
-            files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-        }
+    for path in nettrail_testkit::corpus_traces() {
+        files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
     }
     let base = std::fs::read(corpus_file("tx__HTTP_Server.etl")).unwrap();
     let mut cut = base.clone();

@@ -29,6 +29,17 @@ pub fn corpus_file(name: &str) -> PathBuf {
     path
 }
 
+/// Every `.etl` file of the corpus, sorted by name.
+pub fn corpus_traces() -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("the corpus directory is readable")
+        .map(|entry| entry.expect("a corpus directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "etl"))
+        .collect();
+    traces.sort();
+    traces
+}
+
 /// The catalog's entries, one per corpus file.
 pub fn catalog() -> Vec<Value> {
     let path = corpus_dir().join("catalog.json");
