@@ -812,7 +812,6 @@ impl<'data> Trace<'data> {
     }
 }
 
-/// The latest first-record time among indexed buffers.
 fn raw_buffer<'d>(data: &'d [u8], info: &BufferInfo) -> &'d [u8] {
     let start = usize::try_from(info.offset).unwrap_or(usize::MAX);
     data.get(start..start.saturating_add(info.stored_len)).unwrap_or_default()
@@ -1055,9 +1054,7 @@ impl<'a> Iterator for BufferRecords<'a> {
             Ok(found) => found,
             Err(e) => return Some(Err(e)),
         };
-        if record.message.is_some_and(|m| !m.has_timestamp) {
-            record.timestamp = self.previous_timestamp;
-        }
+        record.timestamp = record.own_time().unwrap_or(self.previous_timestamp);
         self.previous_timestamp = record.timestamp;
         Some(Ok((at, record)))
     }

@@ -235,6 +235,12 @@ pub mod event_header_flags {
 }
 
 impl<'a> Record<'a> {
+    /// The record's own raw time: `None` for a WPP message logged without
+    /// one, which takes the previous record's.
+    pub fn own_time(&self) -> Option<u64> {
+        if self.message.is_some_and(|m| !m.has_timestamp) { None } else { Some(self.timestamp) }
+    }
+
     /// A record with only its kind, size and pointer width set; header parsers fill the rest.
     fn empty(kind: HeaderKind, size: u16, pointer_size: u8) -> Record<'a> {
         Record {
@@ -337,10 +343,7 @@ pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Opti
             return Ok(Some((Some(time), align8(size).min(data.len()))));
         }
     }
-    Ok(parse_record(data, default_pointer_size)?.map(|(record, span)| {
-        let without_time = record.message.is_some_and(|m| !m.has_timestamp);
-        ((!without_time).then_some(record.timestamp), span)
-    }))
+    Ok(parse_record(data, default_pointer_size)?.map(|(record, span)| (record.own_time(), span)))
 }
 
 /// The span of the classic kernel record (SYSTEM, COMPACT, PERFINFO) at the
