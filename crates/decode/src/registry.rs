@@ -495,6 +495,7 @@ impl Schemas {
         use crate::sources::event_info::EmbeddedMetadata;
         use crate::sources::eventsource::EventSourceManifests;
         const METADATA_CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
+        const EVENT_SOURCE_MANIFEST: u16 = 0xFFFE;
         enum Found {
             EventInfo(Vec<u8>),
             EventMapInfo(Vec<u8>),
@@ -512,9 +513,11 @@ impl Schemas {
                 .map_init(Vec::new, |scratch, info| {
                     let contents = trace.contents(&info, scratch);
                     let mut found = Vec::new();
-                    // Metadata is never a classic kernel record: those are stepped over.
+                    // Metadata is never a classic kernel record, and an
+                    // EVENT_HEADER record only as an EventSource manifest
+                    // chunk: the others are stepped over.
                     let mut records = trace.records(&info, &contents);
-                    while let Some(item) = records.next_not_kernel() {
+                    while let Some(item) = records.next_searched(|id| id == EVENT_SOURCE_MANIFEST) {
                         let Ok((_, record)) = item else { break };
                         if record.kind.is_classic() && record.provider == METADATA_CLASS {
                             match record.opcode {
@@ -522,7 +525,7 @@ impl Schemas {
                                 33 => found.push(Found::EventMapInfo(record.payload.to_vec())),
                                 _ => {}
                             }
-                        } else if record.kind.is_event_header() && record.id == 0xFFFE {
+                        } else if record.kind.is_event_header() && record.id == EVENT_SOURCE_MANIFEST {
                             found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
                         }
                     }

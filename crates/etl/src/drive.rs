@@ -4,15 +4,16 @@
 //!
 //! The merge is sequential; decoding and formatting are not. Passes that
 //! need the events in order (the network model, a dump, an export) get them
-//! so, while the work per event runs on every core.
+//! so, while the work per event runs on every core. The merge runs on its
+//! own thread one batch ahead, so it is not waited for between batches.
 
 use std::ops::ControlFlow;
 
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::merge::{Event, EventRef, EventStream};
-use crate::trace::Trace;
+use crate::merge::{Batch, Event, EventRef};
+use crate::trace::{Releaser, Trace};
 
 /// Batch and chunk sizes of a pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,15 +32,15 @@ impl Default for Batching {
 
 /// Consecutive events of the stream, for one parallel task.
 #[derive(Clone, Copy, Debug)]
-pub struct Chunk<'s, 't, 'd> {
-    stream: &'s EventStream<'t, 'd>,
+pub struct Chunk<'s, 't> {
+    batch: &'s Batch<'t>,
     items: &'s [Result<EventRef, Error>],
 }
 
-impl<'s> Chunk<'s, '_, '_> {
+impl<'s> Chunk<'s, '_> {
     /// The chunk's events in time order (damage is reported by [`drive`]).
     pub fn events(&self) -> impl Iterator<Item = Event<'s>> + '_ {
-        self.items.iter().flatten().filter_map(|r| self.stream.event(*r))
+        self.items.iter().flatten().filter_map(|r| self.batch.event(*r))
     }
 
     /// Events in the chunk.
@@ -66,32 +67,47 @@ pub struct Driven {
 pub fn drive<T: Send>(
     trace: &Trace<'_>,
     batching: Batching,
-    work: impl Fn(Chunk<'_, '_, '_>) -> T + Sync,
+    work: impl Fn(Chunk<'_, '_>) -> T + Sync,
     mut done: impl FnMut(T) -> ControlFlow<()>,
     mut progress: impl FnMut(u64),
 ) -> Driven {
     let mut driven = Driven::default();
-    let mut stream = trace.events();
-    let mut batch = Vec::with_capacity(batching.batch);
     let chunk = batching.chunk.max(1);
-    'batches: loop {
-        batch.clear();
-        stream.next_batch(batching.batch.max(1), &mut batch);
-        if batch.is_empty() {
-            break;
-        }
-        driven.damage.extend(batch.iter().filter_map(|item| item.as_ref().err().cloned()));
-        let stream_ref = &stream;
-        let results: Vec<T> = batch.par_chunks(chunk).map(|items| work(Chunk { stream: stream_ref, items })).collect();
-        for result in results {
-            if done(result).is_break() {
-                break 'batches;
+    let max = batching.batch.max(1);
+    std::thread::scope(|scope| {
+        // No queue: the merge hands over a batch when the last one is done
+        // (two batches' buffers held at most).
+        let (to_work, batches) = std::sync::mpsc::sync_channel::<Batch<'_>>(0);
+        let merge = scope.spawn(move || {
+            let mut stream = trace.events().loading_alone();
+            loop {
+                let batch = stream.next_batch(max);
+                if batch.is_empty() || to_work.send(batch).is_err() {
+                    break;
+                }
+            }
+            stream.reordered()
+        });
+        let mut releaser = Releaser::new(trace);
+        'batches: for batch in &batches {
+            let items = batch.items();
+            driven.damage.extend(items.iter().filter_map(|item| item.as_ref().err().cloned()));
+            let results: Vec<T> = items.par_chunks(chunk).map(|items| work(Chunk { batch: &batch, items })).collect();
+            for result in results {
+                if done(result).is_break() {
+                    break 'batches;
+                }
+            }
+            if let Some(last) = items.iter().rev().find_map(|item| item.as_ref().ok()) {
+                progress(last.timestamp);
+            }
+            for info in batch.finished() {
+                releaser.done(info);
             }
         }
-        if let Some(last) = batch.iter().rev().find_map(|item| item.as_ref().ok()) {
-            progress(last.timestamp);
-        }
-    }
-    driven.reordered = stream.reordered();
+        // A pass stopped early stops the merge at its next hand-over.
+        drop(batches);
+        driven.reordered = merge.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    });
     driven
 }

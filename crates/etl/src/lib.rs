@@ -52,7 +52,7 @@ pub use error::{Error, ErrorKind, Location};
 pub use file::TraceFile;
 pub use guid::{Guid, ParseGuidError};
 pub use logfile::LogfileHeader;
-pub use merge::{Event, EventRef, EventStream};
+pub use merge::{Batch, Event, EventRef, EventStream};
 pub use record::{HeaderKind, Record};
 pub use summary::{BufferSummary, ProviderSummary, Summary};
 pub use trace::{BufferContents, BufferInfo, BufferIter, BufferRecords, Buffers, Note, Releaser, Trace};

@@ -11,6 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Deref;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -55,16 +56,51 @@ impl Event<'_> {
     }
 }
 
-/// A position in the merged stream, resolved to an [`Event`] with
-/// [`EventStream::event`]. Valid until the next call that advances the stream.
+/// An event of a [`Batch`], resolved to an [`Event`] with [`Batch::event`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EventRef {
-    slot: u32,
+    /// The event's buffer among the batch's.
+    buffer: u32,
     offset: u32,
     /// Raw timestamp (the previous record's for a WPP record without one).
     pub timestamp: u64,
 }
 
+/// Consecutive events of the merged stream and the buffers holding them:
+/// a batch owns its share of the buffers, so it can be worked on while the
+/// stream merges the next one.
+#[derive(Debug)]
+pub struct Batch<'t> {
+    items: Vec<Result<EventRef, Error>>,
+    buffers: Vec<Arc<BufferView<'t>>>,
+    /// Buffers whose last event is in this batch.
+    finished: Vec<BufferInfo>,
+    pointer_size: u8,
+}
+
+impl Batch<'_> {
+    /// The batch's events (and errors in their place), in time order.
+    pub fn items(&self) -> &[Result<EventRef, Error>] {
+        &self.items
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The buffers whose last event is in this batch: a reader handing a
+    /// file's pages back ([`Releaser`]) does so once it has worked on the batch.
+    pub fn finished(&self) -> &[BufferInfo] {
+        &self.finished
+    }
+
+    /// The event an item of this batch refers to.
+    pub fn event(&self, r: EventRef) -> Option<Event<'_>> {
+        self.buffers.get(r.buffer as usize)?.event(r.offset, r.timestamp, self.pointer_size)
+    }
+}
+
+#[derive(Debug)]
 enum BufferBytes<'t> {
     /// A slice of the file, or of a buffer the trace keeps decompressed.
     Borrowed(&'t [u8]),
@@ -80,14 +116,56 @@ impl BufferBytes<'_> {
     }
 }
 
+/// A loaded buffer's bytes, shared by the merge and the batches holding
+/// its events.
+#[derive(Debug)]
+struct BufferView<'t> {
+    info: BufferInfo,
+    bytes: BufferBytes<'t>,
+}
+
+impl BufferView<'_> {
+    fn event(&self, offset: u32, timestamp: u64, pointer_size: u8) -> Option<Event<'_>> {
+        let bytes = self.bytes.bytes().get(offset as usize..)?;
+        let Ok(Some((mut record, _))) = parse_record(bytes, pointer_size) else {
+            return None;
+        };
+        record.timestamp = timestamp;
+        Some(Event {
+            record,
+            cpu: self.info.header.processor,
+            buffer_index: self.info.index,
+            buffer_offset: self.info.offset,
+            offset_in_buffer: offset,
+            compressed: self.info.header.is_compressed(),
+            buffer_flags: self.info.header.flags.0,
+        })
+    }
+}
+
 /// A buffer the merge has loaded: its bytes, its records' (timestamp,
 /// offset) in time order, and the errors to report after its last record.
 struct LoadedBuffer<'t> {
-    info: BufferInfo,
-    bytes: BufferBytes<'t>,
+    view: Arc<BufferView<'t>>,
     index: Vec<(u64, u32)>,
     next: usize,
     errors: Vec<Error>,
+    /// The last batch that took an event of this buffer, and the buffer's
+    /// place among that batch's.
+    in_batch: Option<(u64, u32)>,
+}
+
+impl LoadedBuffer<'_> {
+    fn info(&self) -> &BufferInfo {
+        &self.view.info
+    }
+}
+
+/// A position in the merged stream: a record of a loaded buffer.
+struct Placed {
+    position: u32,
+    offset: u32,
+    timestamp: u64,
 }
 
 fn load<'t>(trace: &'t Trace<'_>, info: &BufferInfo) -> LoadedBuffer<'t> {
@@ -115,13 +193,14 @@ fn load<'t>(trace: &'t Trace<'_>, info: &BufferInfo) -> LoadedBuffer<'t> {
         // Not expected of one CPU's buffer; a stable sort keeps ties in file order.
         index.sort_by_key(|&(ts, _)| ts);
     }
-    LoadedBuffer { info: *info, bytes, index, next: 0, errors }
+    LoadedBuffer { view: Arc::new(BufferView { info: *info, bytes }), index, next: 0, errors, in_batch: None }
 }
 
 /// How many buffers are opened between two hand-backs of the order's pages.
 const ORDER_RELEASE_EVERY: usize = 4096;
 
-/// Most buffers loaded ahead in one parallel batch, and their decompressed size.
+/// Most buffers loaded ahead in one parallel batch, and the most their
+/// records can take once decompressed (at the session's buffer size).
 const BATCH_BUFFERS: usize = 64;
 const BATCH_BYTES: usize = 32 << 20;
 
@@ -136,8 +215,8 @@ const OPEN_BYTES: usize = 256 << 20;
 ///
 /// A lending stream: each [`EventStream::next`] borrows the stream, because
 /// records point into buffers the stream decompressed. For parallel work on
-/// many events at once, take a batch of [`EventRef`]s with
-/// [`EventStream::next_batch`] and resolve them with [`EventStream::event`].
+/// many events at once, take a [`Batch`] with [`EventStream::next_batch`]:
+/// it holds its buffers, so the stream can go on while it is worked on.
 pub struct EventStream<'t, 'd> {
     trace: &'t Trace<'d>,
     buffers: Buffers<'t>,
@@ -166,6 +245,10 @@ pub struct EventStream<'t, 'd> {
     reordered: u64,
     /// Damage along the chain of buffers, reported after every event.
     walk_damage: VecDeque<Error>,
+    /// Batches handed out.
+    batches: u64,
+    /// Whether buffers are loaded on the thread pool ([`EventStream::loading_alone`]).
+    parallel_loads: bool,
 }
 
 impl std::fmt::Debug for EventStream<'_, '_> {
@@ -199,7 +282,17 @@ impl<'t, 'd> EventStream<'t, 'd> {
             last_timestamp: 0,
             reordered: 0,
             walk_damage: trace.damage().iter().cloned().collect(),
+            batches: 0,
+            parallel_loads: true,
         }
+    }
+
+    /// The stream for a thread of its own beside a pool busy with its
+    /// batches: it loads buffers itself, as loads queued on the pool would
+    /// wait for the batch before to be done, and the merge with them.
+    pub(crate) fn loading_alone(mut self) -> Self {
+        self.parallel_loads = false;
+        self
     }
 
     /// The buffer index at a position of the order.
@@ -209,10 +302,6 @@ impl<'t, 'd> EventStream<'t, 'd> {
 
     fn order_len(&self) -> usize {
         self.order.bytes().len() / 4
-    }
-
-    fn info(&self, position: usize) -> Option<BufferInfo> {
-        self.buffers.get(self.order_at(position)? as usize)
     }
 
     fn slot(&self, position: usize) -> Option<&LoadedBuffer<'t>> {
@@ -242,27 +331,21 @@ impl<'t, 'd> EventStream<'t, 'd> {
         taken
     }
 
-    /// Loads the buffer at `position` and the next ones in parallel.
+    /// Loads the buffer at `position` and the next ones in parallel. The
+    /// workers read the headers too: reading one maps its buffer's pages.
     fn prefetch(&mut self, position: usize) {
-        // Each header read once (`info` reads it from the file).
-        let mut infos: Vec<(usize, BufferInfo)> = Vec::new();
-        let mut bytes = 0usize;
-        for p in position..self.order_len() {
-            if infos.len() >= BATCH_BUFFERS || (bytes >= BATCH_BYTES && !infos.is_empty()) {
-                break;
-            }
-            if !self.is_loaded(p)
-                && let Some(info) = self.info(p)
-            {
-                bytes += info.header.filled as usize;
-                infos.push((p, info));
-            }
-        }
-        let trace = self.trace;
-        let loaded: Vec<(usize, LoadedBuffer<'t>)> = if infos.len() > 1 {
-            infos.par_iter().map(|(p, info)| (*p, load(trace, info))).collect()
+        let most = (BATCH_BYTES / self.trace.session().buffer_size.max(1) as usize).clamp(1, BATCH_BUFFERS);
+        let wanted: Vec<(usize, u32)> = (position..self.order_len())
+            .filter(|&p| !self.is_loaded(p))
+            .take(most)
+            .filter_map(|p| Some((p, self.order_at(p)?)))
+            .collect();
+        let (trace, buffers) = (self.trace, self.buffers);
+        let load_at = |&(p, i): &(usize, u32)| Some((p, load(trace, &buffers.get(i as usize)?)));
+        let loaded: Vec<(usize, LoadedBuffer<'t>)> = if self.parallel_loads && wanted.len() > 1 {
+            wanted.par_iter().filter_map(load_at).collect()
         } else {
-            infos.iter().map(|(p, info)| (*p, load(trace, info))).collect()
+            wanted.iter().filter_map(load_at).collect()
         };
         for (p, buffer) in loaded {
             self.put(p, buffer);
@@ -289,12 +372,12 @@ impl<'t, 'd> EventStream<'t, 'd> {
                 if ts < self.last_timestamp {
                     self.reordered += 1;
                 }
-                self.open_bytes += buffer.info.header.filled as usize;
+                self.open_bytes += buffer.info().header.filled as usize;
                 self.heap.push(Reverse((ts, position as u32)));
             }
             None => {
                 self.pending_errors.extend(buffer.errors.drain(..));
-                self.releaser.done(&buffer.info);
+                self.releaser.done(buffer.info());
                 self.take(position);
             }
         }
@@ -303,12 +386,21 @@ impl<'t, 'd> EventStream<'t, 'd> {
     /// Frees the buffers finished by earlier calls. Events resolved before
     /// this call must not be used after it (the borrow checker enforces it).
     fn release(&mut self) {
+        for info in self.take_retired() {
+            self.releaser.done(&info);
+        }
+    }
+
+    /// Frees the buffers whose last event was handed out, and says which.
+    fn take_retired(&mut self) -> Vec<BufferInfo> {
+        let mut finished = Vec::new();
         for position in std::mem::take(&mut self.retired) {
             if let Some(buffer) = self.take(position as usize) {
-                self.open_bytes = self.open_bytes.saturating_sub(buffer.info.header.filled as usize);
-                self.releaser.done(&buffer.info);
+                self.open_bytes = self.open_bytes.saturating_sub(buffer.info().header.filled as usize);
+                finished.push(*buffer.info());
             }
         }
+        finished
     }
 
     /// How many buffers were opened after events later than their first,
@@ -319,7 +411,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
     }
 
     /// The next position in time order, or an error to report in its place.
-    fn advance(&mut self) -> Option<Result<EventRef, Error>> {
+    fn advance(&mut self) -> Option<Result<Placed, Error>> {
         loop {
             if let Some(error) = self.pending_errors.pop_front() {
                 return Some(Err(error));
@@ -359,27 +451,8 @@ impl<'t, 'd> EventStream<'t, 'd> {
                 }
             }
             self.last_timestamp = self.last_timestamp.max(timestamp);
-            return Some(Ok(EventRef { slot: position, offset, timestamp }));
+            return Some(Ok(Placed { position, offset, timestamp }));
         }
-    }
-
-    /// The event at a position handed out since the last advance.
-    pub fn event(&self, r: EventRef) -> Option<Event<'_>> {
-        let buffer = self.slot(r.slot as usize)?;
-        let bytes = buffer.bytes.bytes().get(r.offset as usize..)?;
-        let Ok(Some((mut record, _))) = parse_record(bytes, self.trace.pointer_size()) else {
-            return None;
-        };
-        record.timestamp = r.timestamp;
-        Some(Event {
-            record,
-            cpu: buffer.info.header.processor,
-            buffer_index: buffer.info.index,
-            buffer_offset: buffer.info.offset,
-            offset_in_buffer: r.offset,
-            compressed: buffer.info.header.is_compressed(),
-            buffer_flags: buffer.info.header.flags.0,
-        })
     }
 
     /// The next event in time order, or an error in its place (reported after
@@ -389,21 +462,47 @@ impl<'t, 'd> EventStream<'t, 'd> {
         self.release();
         match self.advance()? {
             // Resolving cannot fail: the position was indexed by parsing this record.
-            Ok(r) => self.event(r).map(Ok),
+            Ok(placed) => {
+                let view = &self.slot(placed.position as usize)?.view;
+                view.event(placed.offset, placed.timestamp, self.trace.pointer_size()).map(Ok)
+            }
             Err(e) => Some(Err(e)),
         }
     }
 
-    /// Up to `max` next positions (or errors), appended to `out`; resolve them
-    /// with [`EventStream::event`] before calling this again.
-    pub fn next_batch(&mut self, max: usize, out: &mut Vec<Result<EventRef, Error>>) {
+    /// Up to `max` next events (or errors in their place); empty at the end.
+    pub fn next_batch(&mut self, max: usize) -> Batch<'t> {
         self.release();
+        self.batches += 1;
+        let items = Vec::with_capacity(max.min(1 << 16));
+        let mut batch =
+            Batch { items, buffers: Vec::new(), finished: Vec::new(), pointer_size: self.trace.pointer_size() };
         for _ in 0..max {
-            match self.advance() {
-                Some(item) => out.push(item),
+            let item = match self.advance() {
+                Some(Ok(placed)) => {
+                    let Some(loaded) = slot_mut(&mut self.slots, self.slots_from, placed.position as usize) else {
+                        continue;
+                    };
+                    let buffer = match loaded.in_batch {
+                        Some((batch_no, buffer)) if batch_no == self.batches => buffer,
+                        _ => {
+                            let buffer = batch.buffers.len() as u32;
+                            batch.buffers.push(Arc::clone(&loaded.view));
+                            loaded.in_batch = Some((self.batches, buffer));
+                            buffer
+                        }
+                    };
+                    Ok(EventRef { buffer, offset: placed.offset, timestamp: placed.timestamp })
+                }
+                Some(Err(e)) => Err(e),
                 None => break,
-            }
+            };
+            batch.items.push(item);
         }
+        // The batch holds what it needs of them; their pages go back when
+        // it is worked on (released now, they would be mapped again).
+        batch.finished = self.take_retired();
+        batch
     }
 }
 

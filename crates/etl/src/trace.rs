@@ -241,21 +241,13 @@ impl<'t> Buffers<'t> {
         (0..self.len()).into_par_iter().map(move |p| view.info(p))
     }
 
-    /// The buffers in runs of consecutive buffers holding about `bytes` of
-    /// records (as their headers claim; at least one buffer a run).
-    pub fn runs(self, bytes: usize) -> impl Iterator<Item = Buffers<'t>> {
+    /// The buffers in runs of `buffers` consecutive buffers (the last may be shorter).
+    fn runs(self, buffers: usize) -> impl Iterator<Item = Buffers<'t>> {
         let mut rest = self;
         std::iter::from_fn(move || {
-            // Buffers are taken while those before them hold less than `bytes`.
-            let mut held = 0usize;
-            let mut len = 0;
-            while len < rest.len() && held < bytes {
-                held = held.saturating_add(rest.get(len).map_or(0, |b| b.header.filled as usize));
-                len += 1;
-            }
-            let (run, after) = rest.entries.split_at(len);
+            let (run, after) = rest.entries.split_at(buffers.max(1));
             let run = Buffers { data: rest.data, entries: run, first: rest.first };
-            rest = Buffers { data: rest.data, entries: after, first: rest.first + len as u32 };
+            rest = Buffers { data: rest.data, entries: after, first: rest.first + run.len() as u32 };
             (!run.is_empty()).then_some(run)
         })
     }
@@ -755,19 +747,23 @@ impl<'data> Trace<'data> {
     }
 
     /// Records read per run by the passes that read the trace in runs
-    /// ([`Trace::buffer_runs`]; decompressed bytes, as the headers claim).
+    /// ([`Trace::buffer_runs`]; decompressed bytes, at most).
     pub const RUN_BYTES: usize = 32 << 20;
 
     /// Every buffer, in file order, in runs of consecutive buffers holding
-    /// about `bytes` of records (as their headers claim; at least one buffer
-    /// a run). A pass that searches a run in parallel and takes its findings
-    /// in order before the next holds one run's findings, not the trace's;
-    /// one that hands each run's pages back with one [`Releaser`] after the
-    /// run gives them back in large steps (parallel jobs each releasing
-    /// their own buffers leave released pages beside the ones still read,
-    /// and a page fault maps the pages around it again).
+    /// at most about `bytes` of records: as many buffers as `bytes` has room
+    /// for at the session's buffer size (the most a buffer holds, once
+    /// decompressed), at least one. A pass that searches a run in parallel
+    /// and takes its findings in order before the next holds one run's
+    /// findings, not the trace's; one that hands each run's pages back with
+    /// one [`Releaser`] after the run gives them back in large steps
+    /// (parallel jobs each releasing their own buffers leave released pages
+    /// beside the ones still read, and a page fault maps the pages around it
+    /// again). Runs are cut by count, not by what the headers say: reading a
+    /// header maps its buffer's pages, which the run's readers would then
+    /// wait for the caller to do, one buffer at a time.
     pub fn buffer_runs(&self, bytes: usize) -> impl Iterator<Item = Buffers<'_>> {
-        self.buffers().runs(bytes)
+        self.buffers().runs(bytes / self.session.buffer_size.max(1) as usize)
     }
 
     /// Damage found along the chain of buffers (skipped headers, copies of
@@ -1025,13 +1021,26 @@ impl<'a> BufferRecords<'a> {
     /// such as one looking for a trace's metadata, walks a kernel trace
     /// several times faster). Damage is reported as [`Iterator::next`] does.
     pub fn next_not_kernel(&mut self) -> Option<Result<(usize, Record<'a>)>> {
+        self.next_searched(|_| true)
+    }
+
+    /// [`BufferRecords::next_not_kernel`] for a search of a few kinds of
+    /// event: the EVENT_HEADER records whose event id `wanted` refuses are
+    /// stepped over too, framed from their headers as the merge frames
+    /// them (one with extended data items is read).
+    pub fn next_searched(&mut self, wanted: impl Fn(u16) -> bool) -> Option<Result<(usize, Record<'a>)>> {
         while !self.done {
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
-            let Some(Ok(span)) = crate::record::kernel_span(rest) else { break };
-            // The time a WPP record without its own takes is the previous record's.
-            if let Some(at) = crate::record::timestamp_offset(rest) {
-                self.previous_timestamp = crate::bytes::u64_at(rest, at).unwrap_or(self.previous_timestamp);
-            }
+            let (time, span) = match crate::record::kernel_span(rest) {
+                // The time a WPP record without its own takes is the previous record's.
+                Some(Ok(span)) => (crate::record::peek_timestamp(rest), span),
+                Some(Err(_)) => break,
+                None => match crate::record::unwanted_event_header(rest, &wanted) {
+                    Some((time, span)) => (Some(time), span),
+                    None => break,
+                },
+            };
+            self.previous_timestamp = time.unwrap_or(self.previous_timestamp);
             self.pos += span;
             if self.pos >= self.bytes.len() {
                 self.done = true;

@@ -59,25 +59,44 @@ fn batches_resolve_to_the_same_events_as_next() {
     }
     let mut batched = Vec::new();
     let mut stream = trace.events();
-    let mut refs = Vec::new();
+    // Earlier batches are resolved after later ones were taken: a batch
+    // holds its buffers after the stream has finished with them.
+    let mut batches = Vec::new();
     loop {
-        refs.clear();
-        stream.next_batch(1000, &mut refs);
-        if refs.is_empty() {
+        let batch = stream.next_batch(1000);
+        if batch.is_empty() {
             break;
         }
-        for r in &refs {
-            let e = stream.event(*r.as_ref().unwrap()).unwrap();
+        batches.push(batch);
+    }
+    // (buffer, the span of positions of the batch that finished it)
+    let mut finished = Vec::new();
+    for batch in &batches {
+        let start = batched.len();
+        for r in batch.items() {
+            let e = batch.event(*r.as_ref().unwrap()).unwrap();
             batched.push((e.timestamp, e.buffer_index, e.offset_in_buffer, e.provider));
         }
+        finished.extend(batch.finished().iter().map(|b| (b.index, start..batched.len())));
     }
     assert_eq!(one_by_one.len(), 168_298);
     assert_eq!(one_by_one, batched);
+    // Every buffer holding events is finished once, by the batch holding its last event.
+    let last_events: BTreeMap<u32, usize> =
+        batched.iter().enumerate().map(|(i, &(_, buffer, _, _))| (buffer, i)).collect();
+    assert_eq!(finished.len(), last_events.len());
+    for (buffer, span) in finished {
+        assert!(span.contains(&last_events[&buffer]), "buffer {buffer}");
+    }
 }
 
 #[test]
-fn stepping_over_kernel_records_yields_the_other_records_as_reading_them_all_does() {
-    let mut stepped = 0;
+fn stepping_over_records_yields_the_others_as_reading_them_all_does() {
+    use nettrail_etl::record::event_header_flags::EXTENDED_INFO;
+    // A search for events of ids divisible by 3 steps over the others
+    // (framed from their headers) unless they carry extended data items.
+    let wanted = |id: u16| id.is_multiple_of(3);
+    let (mut stepped, mut searched_past) = (0, 0);
     for entry in catalog() {
         let name = entry["file"].as_str().unwrap();
         let file = TraceFile::open(corpus_file(name)).unwrap();
@@ -85,25 +104,41 @@ fn stepping_over_kernel_records_yields_the_other_records_as_reading_them_all_doe
         let mut scratch = Vec::new();
         for info in trace.buffers() {
             let contents = trace.contents(&info, &mut scratch);
-            let mut all = Vec::new();
+            let (mut all, mut all_searched) = (Vec::new(), Vec::new());
             for item in trace.records(&info, &contents) {
                 match item {
                     Ok((at, r)) if r.kind.is_kernel() => stepped += usize::from(at > 0),
-                    Ok((at, r)) => all.push(Ok((at, r.timestamp, r.provider, r.id, r.payload.len()))),
-                    Err(e) => all.push(Err(e.to_string())),
+                    Ok((at, r)) => {
+                        let fact = Ok((at, r.timestamp, r.provider, r.id, r.payload.len()));
+                        if !r.kind.is_event_header() || wanted(r.id) || r.flags & EXTENDED_INFO != 0 {
+                            all_searched.push(fact.clone());
+                        } else {
+                            searched_past += 1;
+                        }
+                        all.push(fact);
+                    }
+                    Err(e) => {
+                        all.push(Err(e.to_string()));
+                        all_searched.push(Err(e.to_string()));
+                    }
                 }
             }
-            let mut records = trace.records(&info, &contents);
-            let mut others = Vec::new();
-            while let Some(item) = records.next_not_kernel() {
-                others.push(
-                    item.map(|(at, r)| (at, r.timestamp, r.provider, r.id, r.payload.len())).map_err(|e| e.to_string()),
-                );
-            }
+            let facts = |records: &mut nettrail_etl::BufferRecords<'_>, search: bool| {
+                let mut found = Vec::new();
+                while let Some(item) = if search { records.next_searched(wanted) } else { records.next_not_kernel() } {
+                    let fact = item.map(|(at, r)| (at, r.timestamp, r.provider, r.id, r.payload.len()));
+                    found.push(fact.map_err(|e| e.to_string()));
+                }
+                found
+            };
+            let others = facts(&mut trace.records(&info, &contents), false);
             assert_eq!(others, all, "{name}: buffer {}", info.index);
+            let searched = facts(&mut trace.records(&info, &contents), true);
+            assert_eq!(searched, all_searched, "{name}: buffer {}", info.index);
         }
     }
     assert!(stepped > 100_000, "the corpus' kernel records: {stepped}");
+    assert!(searched_past > 50_000, "the corpus' unwanted EVENT_HEADER records: {searched_past}");
 }
 
 #[test]
@@ -116,15 +151,17 @@ fn buffer_runs_hold_every_buffer_once_in_file_order() {
     let indices: Vec<u32> = runs.iter().flat_map(|r| r.iter().map(|b| b.index)).collect();
     let all: Vec<u32> = trace.buffers().iter().map(|b| b.index).collect();
     assert_eq!(indices, all);
-    for run in &runs {
-        // Buffers are taken while those before them hold less than `bytes`.
-        let before = run.iter().take(run.len() - 1);
-        assert!(before.map(|b| b.header.filled as usize).sum::<usize>() < bytes);
-    }
-    // A run stops once it holds `bytes`: every run but the last reaches them.
+    // As many buffers a run as `bytes` holds at the session's buffer size
+    // (64 KiB in this trace), so no run holds more than `bytes` of records.
+    assert_eq!(trace.session().buffer_size, 64 << 10);
     for run in &runs[..runs.len() - 1] {
-        assert!(run.iter().map(|b| b.header.filled as usize).sum::<usize>() >= bytes);
+        assert_eq!(run.len(), 4);
     }
+    for run in &runs {
+        assert!(run.iter().map(|b| b.header.filled as usize).sum::<usize>() <= bytes);
+    }
+    // A run is at least one buffer, whatever `bytes` is.
+    assert_eq!(trace.buffer_runs(1).count(), all.len());
 }
 
 /// The buffer index keeps 16 bytes a buffer and reads the rest again from

@@ -26,7 +26,7 @@ pub struct Analysis {
     pub reordered: u64,
 }
 
-fn read_chunk(chunk: Chunk<'_, '_, '_>, schemas: &Schemas, clock: &Clock) -> Vec<NetEvent> {
+fn read_chunk(chunk: Chunk<'_, '_>, schemas: &Schemas, clock: &Clock) -> Vec<NetEvent> {
     let mut out = Vec::new();
     let mut values: Vec<Value<'_>> = Vec::new();
     let mut cache = LookupCache::default();

@@ -103,7 +103,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
 
     /// Formats the events of a chunk that the filter keeps into `text`
     /// (cleared first); returns how many.
-    pub fn chunk(&self, chunk: Chunk<'_, '_, '_>, text: &mut Vec<u8>) -> u64 {
+    pub fn chunk(&self, chunk: Chunk<'_, '_>, text: &mut Vec<u8>) -> u64 {
         let Formatter { schemas, clock, options, code, .. } = self;
         text.clear();
         let mut count = 0;

@@ -96,7 +96,7 @@ fn event_columns() -> Vec<Values> {
 }
 
 /// The `events` columns of one chunk.
-fn events_of(chunk: Chunk<'_, '_, '_>, clock: &Clock, start: i64, schemas: &Schemas) -> Vec<Values> {
+fn events_of(chunk: Chunk<'_, '_>, clock: &Clock, start: i64, schemas: &Schemas) -> Vec<Values> {
     let n = chunk.len();
     let (mut time, mut seconds) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut text: [Vec<Option<String>>; 8] = Default::default();

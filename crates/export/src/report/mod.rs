@@ -266,7 +266,7 @@ fn activity_events(
 
 /// The wanted activities' events of one chunk, decoded: (activity, event).
 fn chunk_events(
-    chunk: Chunk<'_, '_, '_>,
+    chunk: Chunk<'_, '_>,
     schemas: &Schemas,
     clock: &nettrail_etl::Clock,
     trace_start: i64,
