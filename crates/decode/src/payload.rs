@@ -57,14 +57,6 @@ impl<'a> Cursor<'a> {
         self.array().map(u32::from_le_bytes)
     }
 
-    fn u64(&mut self) -> Option<u64> {
-        self.array().map(u64::from_le_bytes)
-    }
-
-    fn pointer(&mut self) -> Option<u64> {
-        if self.pointer_size == 4 { self.u32().map(u64::from) } else { self.u64() }
-    }
-
     /// A NUL-terminated run of `unit`-byte characters (1 or 2); the terminator is
     /// consumed but not returned. Without a terminator, the rest of the payload.
     fn terminated(&mut self, unit: usize) -> &'a [u8] {
@@ -264,6 +256,105 @@ impl SizeCheck {
     }
 }
 
+/// A layout whose top-level fields each take a fixed number of bytes
+/// (numbers, pointers, GUIDs, times, binary of a fixed length): decoded by
+/// offsets after one length check for the whole payload, as [`decode`]
+/// decodes it (most events of the network providers are laid out so).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatLayout {
+    fields: Vec<(InType, OutType, usize)>,
+    size: usize,
+}
+
+impl FlatLayout {
+    /// `None` where a field's size depends on the payload, or is an array or a struct.
+    pub fn of(fields: &[Field], pointer_size: u8) -> Option<FlatLayout> {
+        let mut flat = Vec::with_capacity(fields.len());
+        for field in fields {
+            let fixed_binary = field.in_type == InType::Binary;
+            if field.count.is_some() || !(fixed_binary || scalar_size(field.in_type, pointer_size).is_some()) {
+                return None;
+            }
+            flat.push((field.in_type, field.out_type, element_size(field, pointer_size)?));
+        }
+        let size = flat.iter().map(|&(_, _, n)| n).sum();
+        Some(FlatLayout { fields: flat, size })
+    }
+
+    /// The payload's values, appended to `out`, and the bytes they took;
+    /// `None` for a payload shorter than the layout ([`decode`] says where
+    /// it ends).
+    pub fn decode<'a>(&self, data: &'a [u8], out: &mut Vec<Value<'a>>) -> Option<usize> {
+        let mut rest = data.get(..self.size)?;
+        out.reserve(self.fields.len());
+        let base = out.len();
+        for &(in_type, out_type, size) in &self.fields {
+            // The sizes add up to the layout's: this cannot fail.
+            let Some((bytes, after)) = rest.split_at_checked(size) else {
+                out.truncate(base);
+                return None;
+            };
+            rest = after;
+            out.push(if in_type == InType::Binary { Value::Binary(bytes) } else { scalar(in_type, out_type, bytes) });
+        }
+        Some(self.size)
+    }
+}
+
+/// The bytes of a value of `in_type` that does not depend on the payload
+/// or the field's length (numbers, pointers, GUIDs, times).
+fn scalar_size(in_type: InType, pointer_size: u8) -> Option<usize> {
+    Some(match in_type {
+        InType::Null => 0,
+        InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
+        InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
+        InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
+        InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
+        InType::Pointer | InType::SizeT => {
+            if pointer_size == 4 {
+                4
+            } else {
+                8
+            }
+        }
+        InType::Guid | InType::SystemTime => 16,
+        _ => return None,
+    })
+}
+
+/// The value of a [`scalar_size`] in-type from its bytes (as many as that says).
+fn scalar<'a>(in_type: InType, out_type: OutType, bytes: &[u8]) -> Value<'a> {
+    // Read at its own width (a copy of a variable length into a word stalls the load after it).
+    let unsigned = match *bytes {
+        [b] => u64::from(b),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => bytes.first_chunk().map_or(0, |word| u64::from_le_bytes(*word)),
+    };
+    match in_type {
+        InType::Null => Value::Null,
+        InType::Int8 => Value::Signed(i64::from(unsigned as u8 as i8)),
+        InType::UInt8 if out_type == OutType::Boolean => Value::Bool(unsigned != 0),
+        InType::Int16 => Value::Signed(i64::from(unsigned as u16 as i16)),
+        InType::Int32 => Value::Signed(i64::from(unsigned as u32 as i32)),
+        InType::Int64 => Value::Signed(unsigned as i64),
+        InType::Float => Value::Float(f64::from(f32::from_bits(unsigned as u32))),
+        InType::Double => Value::Float(f64::from_bits(unsigned)),
+        InType::Boolean => Value::Bool(unsigned != 0),
+        InType::FileTime => Value::FileTime(unsigned as i64),
+        InType::Guid => Value::Guid(Guid::from_bytes_le(bytes.try_into().unwrap_or_default())),
+        InType::SystemTime => {
+            let mut t = [0u16; 8];
+            for (v, pair) in t.iter_mut().zip(bytes.chunks_exact(2)) {
+                *v = u16::from_le_bytes([pair[0], pair[1]]);
+            }
+            Value::SystemTime(t)
+        }
+        // Unsigned integers, characters, pointers.
+        _ => Value::Unsigned(unsigned),
+    }
+}
+
 /// The bytes `fields` take when that does not depend on the payload (every
 /// field of a fixed size, arrays of a fixed count): then a payload decodes if
 /// and only if it holds that many bytes, and [`decode`] need not walk it to
@@ -287,19 +378,6 @@ pub fn fixed_size(fields: &[Field], pointer_size: u8) -> Option<usize> {
 /// The bytes one element of `field` takes, when that does not depend on the payload.
 fn element_size(field: &Field, pointer_size: u8) -> Option<usize> {
     let one = match field.in_type {
-        InType::Null => 0,
-        InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
-        InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
-        InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
-        InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
-        InType::Pointer | InType::SizeT => {
-            if pointer_size == 4 {
-                4
-            } else {
-                8
-            }
-        }
-        InType::Guid | InType::SystemTime => 16,
         InType::UnicodeString => match field.length {
             Some(Len::Fixed(chars)) => 2 * chars as usize,
             _ => return None,
@@ -314,7 +392,7 @@ fn element_size(field: &Field, pointer_size: u8) -> Option<usize> {
             _ => return None,
         },
         InType::Struct => fixed_size(&field.members, pointer_size)?,
-        _ => return None,
+        in_type => scalar_size(in_type, pointer_size)?,
     };
     // A length that does not apply to the in-type (numbers) is read from
     // the payload only for strings and binary, handled above.
@@ -390,33 +468,6 @@ fn decode_one<'a>(
     let length = length_of(field, c, out, base)?;
     let take = |c: &mut Cursor<'a>, n: usize| c.take(n).ok_or(SHORT);
     Ok(match field.in_type {
-        InType::Null => Value::Null,
-        InType::Int8 => Value::Signed(i64::from(take(c, 1)?[0] as i8)),
-        InType::UInt8 => {
-            let b = take(c, 1)?[0];
-            if field.out_type == OutType::Boolean { Value::Bool(b != 0) } else { Value::Unsigned(u64::from(b)) }
-        }
-        InType::Int16 => Value::Signed(i64::from(c.u16().ok_or(SHORT)? as i16)),
-        InType::UInt16 | InType::UnicodeChar => Value::Unsigned(u64::from(c.u16().ok_or(SHORT)?)),
-        InType::AnsiChar => Value::Unsigned(u64::from(take(c, 1)?[0])),
-        InType::Int32 => Value::Signed(i64::from(c.u32().ok_or(SHORT)? as i32)),
-        InType::UInt32 | InType::HexInt32 => Value::Unsigned(u64::from(c.u32().ok_or(SHORT)?)),
-        InType::Int64 => Value::Signed(c.u64().ok_or(SHORT)? as i64),
-        InType::UInt64 | InType::HexInt64 => Value::Unsigned(c.u64().ok_or(SHORT)?),
-        InType::Float => Value::Float(f64::from(f32::from_bits(c.u32().ok_or(SHORT)?))),
-        InType::Double => Value::Float(f64::from_bits(c.u64().ok_or(SHORT)?)),
-        InType::Boolean => Value::Bool(c.u32().ok_or(SHORT)? != 0),
-        InType::Pointer | InType::SizeT => Value::Unsigned(c.pointer().ok_or(SHORT)?),
-        InType::Guid => Value::Guid(Guid::from_bytes_le(c.array().ok_or(SHORT)?)),
-        InType::FileTime => Value::FileTime(c.u64().ok_or(SHORT)? as i64),
-        InType::SystemTime => {
-            let b: [u8; 16] = c.array().ok_or(SHORT)?;
-            let mut t = [0u16; 8];
-            for (i, v) in t.iter_mut().enumerate() {
-                *v = u16::from_le_bytes([b[2 * i], b[2 * i + 1]]);
-            }
-            Value::SystemTime(t)
-        }
         InType::UnicodeString => match length {
             Some(chars) => Value::Utf16(trim_nuls(take(c, chars.checked_mul(2).ok_or(SHORT)?)?, 2)),
             None => Value::Utf16(c.terminated(2)),
@@ -480,6 +531,11 @@ fn decode_one<'a>(
             decode_level(&field.members, c, &mut members).map_err(|e| e.reason)?;
             Value::Struct(members)
         }
+        // Numbers, pointers, GUIDs, times: every other in-type has a size.
+        in_type => {
+            let size = scalar_size(in_type, c.pointer_size).ok_or("an in-type without a size")?;
+            scalar(in_type, field.out_type, take(c, size)?)
+        }
     })
 }
 
@@ -494,6 +550,65 @@ mod tests {
 
     fn f(name: &str, t: InType) -> Field {
         Field::new(name, t)
+    }
+
+    #[test]
+    fn flat_layouts_decode_as_the_field_walk_does() {
+        use InType::*;
+        let types = [
+            Null, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float, Double, Boolean, Binary, Guid,
+            Pointer, FileTime, SystemTime, HexInt32, HexInt64, SizeT, AnsiChar, UnicodeChar,
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut flat_decoded, mut short) = (0, 0);
+        for _ in 0..3000 {
+            let fields: Vec<Field> = (0..1 + next() % 8)
+                .map(|i| {
+                    let mut field = f(&format!("F{i}"), types[next() as usize % types.len()]);
+                    match (field.in_type, next() % 4) {
+                        (Binary, 0) => field.out_type = OutType::Ipv6,
+                        (Binary, _) => field.length = Some(Len::Fixed((next() % 20) as u32)),
+                        (UInt8, 0) => field.out_type = OutType::Boolean,
+                        _ => {}
+                    }
+                    field
+                })
+                .collect();
+            let pointer_size = if next() % 2 == 0 { 4 } else { 8 };
+            let layout = FlatLayout::of(&fields, pointer_size).expect("every field has a fixed size");
+            let size = fixed_size(&fields, pointer_size).unwrap();
+            for len in [0, size / 2, size.saturating_sub(1), size, size + 5] {
+                let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let (mut by_walk, mut by_offsets) = (Vec::new(), vec![Value::Null]);
+                let walked = decode(&fields, &data, pointer_size, &mut by_walk);
+                match layout.decode(&data, &mut by_offsets) {
+                    Some(taken) => {
+                        flat_decoded += 1;
+                        assert_eq!(walked, Ok(taken));
+                        // Compared as text: a float may be NaN.
+                        assert_eq!(format!("{:?}", &by_offsets[1..]), format!("{by_walk:?}"), "{fields:?}");
+                    }
+                    None => {
+                        short += 1;
+                        assert!(walked.is_err() && len < size, "{fields:?} {len}");
+                        assert_eq!(by_offsets, [Value::Null], "nothing appended");
+                    }
+                }
+            }
+        }
+        assert!(flat_decoded > 6000 && short > 6000, "{flat_decoded} {short}");
+        // Arrays, structs, lengths read from the payload and strings are not flat.
+        let mut counted = f("N", UInt32);
+        counted.count = Some(Len::Fixed(2));
+        assert_eq!(FlatLayout::of(&[counted], 8), None);
+        assert_eq!(FlatLayout::of(&[f("S", UnicodeString)], 8), None);
+        assert_eq!(FlatLayout::of(&[f("B", Binary)], 8), None);
     }
 
     #[test]

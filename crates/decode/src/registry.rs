@@ -125,16 +125,18 @@ pub struct LookupCache {
 type Lookup = Result<Arc<EventSchema>, Undecoded>;
 
 /// A lookup, and how to check payloads against its layout without decoding
-/// them, for 4- and 8-byte pointers (worked out when first needed).
+/// them and to decode a flat layout by offsets, for 4- and 8-byte pointers
+/// (worked out when first needed).
 #[derive(Debug)]
 struct Cached {
     lookup: Lookup,
     checks: [std::cell::OnceCell<Option<payload::SizeCheck>>; 2],
+    flat: [std::cell::OnceCell<Option<payload::FlatLayout>>; 2],
 }
 
 impl Cached {
     fn new(lookup: Lookup) -> Cached {
-        Cached { lookup, checks: Default::default() }
+        Cached { lookup, checks: Default::default(), flat: Default::default() }
     }
 }
 
@@ -188,6 +190,13 @@ impl LookupCache {
             // Every slot handed out was filled first.
             None => Err(&Undecoded::UnknownProvider),
         }
+    }
+
+    /// The slot's layout for `pointer_size` as a flat one, if it is.
+    fn flat(&self, slot: usize, schema: &EventSchema, pointer_size: u8) -> Option<&payload::FlatLayout> {
+        let cached = self.cached(slot)?;
+        let flat = &cached.flat[usize::from(pointer_size == 8)];
+        flat.get_or_init(|| payload::FlatLayout::of(&schema.fields, pointer_size)).as_ref()
     }
 
     /// The size check of the slot's layout for `pointer_size`.
@@ -618,7 +627,11 @@ fn decode_in<'c, 'a>(
     values: &mut Vec<Value<'a>>,
 ) -> Result<&'c Arc<EventSchema>, Undecoded> {
     let schema = cache.result(slot).map_err(Clone::clone)?;
-    payload::decode(&schema.fields, record.payload, record.pointer_size, values).map_err(Undecoded::PayloadMismatch)?;
+    let flat = cache.flat(slot, schema, record.pointer_size);
+    if flat.and_then(|flat| flat.decode(record.payload, values)).is_none() {
+        payload::decode(&schema.fields, record.payload, record.pointer_size, values)
+            .map_err(Undecoded::PayloadMismatch)?;
+    }
     Ok(schema)
 }
 
