@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nettrail_decode::Schemas;
 use nettrail_etl::{Batching, Guid};
@@ -92,12 +93,20 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let mut remaining = args.limit.unwrap_or(u64::MAX);
     let mut events = 0u64;
     let mut written = Ok(());
+    // A chunk's text is sized by the bytes an event took in the chunks
+    // before (a JSON line is 100 bytes to kilobytes): grown from a guess,
+    // it was copied over and over as it doubled.
+    let bytes_per_event = AtomicUsize::new(256);
     let driven = nettrail_etl::drive(
         &trace,
         Batching::default(),
         |chunk| {
-            let mut text = Vec::with_capacity(chunk.len() * 256);
+            let events = chunk.len();
+            let mut text = Vec::with_capacity(events * (bytes_per_event.load(Ordering::Relaxed) + 64));
             let count = formatter.chunk(chunk, &mut text);
+            if let Some(per_event) = text.len().checked_div(events) {
+                bytes_per_event.store(per_event, Ordering::Relaxed);
+            }
             (count, text)
         },
         |(count, text)| {
