@@ -556,8 +556,28 @@ mod tests {
     fn flat_layouts_decode_as_the_field_walk_does() {
         use InType::*;
         let types = [
-            Null, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float, Double, Boolean, Binary, Guid,
-            Pointer, FileTime, SystemTime, HexInt32, HexInt64, SizeT, AnsiChar, UnicodeChar,
+            Null,
+            Int8,
+            UInt8,
+            Int16,
+            UInt16,
+            Int32,
+            UInt32,
+            Int64,
+            UInt64,
+            Float,
+            Double,
+            Boolean,
+            Binary,
+            Guid,
+            Pointer,
+            FileTime,
+            SystemTime,
+            HexInt32,
+            HexInt64,
+            SizeT,
+            AnsiChar,
+            UnicodeChar,
         ];
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {

@@ -526,7 +526,7 @@ impl Schemas {
                     // EVENT_HEADER record only as an EventSource manifest
                     // chunk: the others are stepped over.
                     let mut records = trace.records(&info, &contents);
-                    while let Some(item) = records.next_searched(|id| id == EVENT_SOURCE_MANIFEST) {
+                    while let Some(item) = records.next_searched(false, |_, id| id == EVENT_SOURCE_MANIFEST) {
                         let Ok((_, record)) = item else { break };
                         if record.kind.is_classic() && record.provider == METADATA_CLASS {
                             match record.opcode {

@@ -1021,20 +1021,26 @@ impl<'a> BufferRecords<'a> {
     /// such as one looking for a trace's metadata, walks a kernel trace
     /// several times faster). Damage is reported as [`Iterator::next`] does.
     pub fn next_not_kernel(&mut self) -> Option<Result<(usize, Record<'a>)>> {
-        self.next_searched(|_| true)
+        self.next_searched(false, |_, _| true)
     }
 
-    /// [`BufferRecords::next_not_kernel`] for a search of a few kinds of
-    /// event: the EVENT_HEADER records whose event id `wanted` refuses are
-    /// stepped over too, framed from their headers as the merge frames
-    /// them (one with extended data items is read).
-    pub fn next_searched(&mut self, wanted: impl Fn(u16) -> bool) -> Option<Result<(usize, Record<'a>)>> {
+    /// The next record a search reads: the classic kernel records when
+    /// `kernel`, and the EVENT_HEADER records whose provider and event id
+    /// `wanted` accepts (and those with extended data items). The others are
+    /// stepped over by their size, not read: EVENT_HEADER records framed
+    /// from their headers, as the merge frames them. Damage is reported as
+    /// [`Iterator::next`] does.
+    pub fn next_searched(
+        &mut self,
+        kernel: bool,
+        wanted: impl Fn(&crate::Guid, u16) -> bool,
+    ) -> Option<Result<(usize, Record<'a>)>> {
         while !self.done {
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
             let (time, span) = match crate::record::kernel_span(rest) {
                 // The time a WPP record without its own takes is the previous record's.
-                Some(Ok(span)) => (crate::record::peek_timestamp(rest), span),
-                Some(Err(_)) => break,
+                Some(Ok(span)) if !kernel => (crate::record::peek_timestamp(rest), span),
+                Some(_) => break,
                 None => match crate::record::unwanted_event_header(rest, &wanted) {
                     Some((time, span)) => (Some(time), span),
                     None => break,

@@ -90,12 +90,26 @@ fn batches_resolve_to_the_same_events_as_next() {
     }
 }
 
+type Fact = Result<(usize, u64, nettrail_etl::Guid, u16, usize), String>;
+
+/// What a way of reading a buffer's records yields, record by record.
+fn facts<'a>(
+    mut read: impl FnMut() -> Option<nettrail_etl::error::Result<(usize, nettrail_etl::Record<'a>)>>,
+) -> Vec<Fact> {
+    let mut found = Vec::new();
+    while let Some(item) = read() {
+        let fact = item.map(|(at, r)| (at, r.timestamp, r.provider, r.id, r.payload.len()));
+        found.push(fact.map_err(|e| e.to_string()));
+    }
+    found
+}
+
 #[test]
 fn stepping_over_records_yields_the_others_as_reading_them_all_does() {
     use nettrail_etl::record::event_header_flags::EXTENDED_INFO;
     // A search for events of ids divisible by 3 steps over the others
     // (framed from their headers) unless they carry extended data items.
-    let wanted = |id: u16| id.is_multiple_of(3);
+    let wanted = |_: &nettrail_etl::Guid, id: u16| id.is_multiple_of(3);
     let (mut stepped, mut searched_past) = (0, 0);
     for entry in catalog() {
         let name = entry["file"].as_str().unwrap();
@@ -104,37 +118,38 @@ fn stepping_over_records_yields_the_others_as_reading_them_all_does() {
         let mut scratch = Vec::new();
         for info in trace.buffers() {
             let contents = trace.contents(&info, &mut scratch);
-            let (mut all, mut all_searched) = (Vec::new(), Vec::new());
+            // What each way of reading yields: every record but the kernel
+            // ones; those the search wants; those and the kernel ones.
+            let (mut all, mut all_searched, mut all_searched_kernel) = (Vec::new(), Vec::new(), Vec::new());
             for item in trace.records(&info, &contents) {
+                let fact = item.as_ref().map(|(at, r)| (*at, r.timestamp, r.provider, r.id, r.payload.len()));
                 match item {
-                    Ok((at, r)) if r.kind.is_kernel() => stepped += usize::from(at > 0),
-                    Ok((at, r)) => {
-                        let fact = Ok((at, r.timestamp, r.provider, r.id, r.payload.len()));
-                        if !r.kind.is_event_header() || wanted(r.id) || r.flags & EXTENDED_INFO != 0 {
-                            all_searched.push(fact.clone());
-                        } else {
-                            searched_past += 1;
-                        }
-                        all.push(fact);
+                    Ok((at, r)) if r.kind.is_kernel() => {
+                        stepped += usize::from(at > 0);
+                        all_searched_kernel.push(fact.map_err(|e| e.to_string()));
+                        continue;
                     }
-                    Err(e) => {
-                        all.push(Err(e.to_string()));
-                        all_searched.push(Err(e.to_string()));
+                    Ok((_, r))
+                        if r.kind.is_event_header() && !wanted(&r.provider, r.id) && r.flags & EXTENDED_INFO == 0 =>
+                    {
+                        searched_past += 1;
+                        all.push(fact.map_err(|e| e.to_string()));
+                        continue;
                     }
+                    _ => {}
                 }
+                let fact = fact.map_err(|e| e.to_string());
+                all.push(fact.clone());
+                all_searched.push(fact.clone());
+                all_searched_kernel.push(fact);
             }
-            let facts = |records: &mut nettrail_etl::BufferRecords<'_>, search: bool| {
-                let mut found = Vec::new();
-                while let Some(item) = if search { records.next_searched(wanted) } else { records.next_not_kernel() } {
-                    let fact = item.map(|(at, r)| (at, r.timestamp, r.provider, r.id, r.payload.len()));
-                    found.push(fact.map_err(|e| e.to_string()));
-                }
-                found
-            };
-            let others = facts(&mut trace.records(&info, &contents), false);
-            assert_eq!(others, all, "{name}: buffer {}", info.index);
-            let searched = facts(&mut trace.records(&info, &contents), true);
-            assert_eq!(searched, all_searched, "{name}: buffer {}", info.index);
+            let mut records = trace.records(&info, &contents);
+            assert_eq!(facts(|| records.next_not_kernel()), all, "{name}: buffer {}", info.index);
+            let mut records = trace.records(&info, &contents);
+            assert_eq!(facts(|| records.next_searched(false, wanted)), all_searched, "{name}: {}", info.index);
+            let mut records = trace.records(&info, &contents);
+            let searched_kernel = facts(|| records.next_searched(true, wanted));
+            assert_eq!(searched_kernel, all_searched_kernel, "{name}: buffer {}", info.index);
         }
     }
     assert!(stepped > 100_000, "the corpus' kernel records: {stepped}");

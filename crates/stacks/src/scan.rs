@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::modules::{Counted, Fact, Identities, LoadMark, Modules, PdbId};
 use crate::spill::{RUN_ITEMS, SortedRuns};
-use crate::stacks::{Definition, Holds, Part, StackRecord, Stacks, kernel_boundary, read_part};
+use crate::stacks::{Definition, Holds, Part, STACK_WALK, StackRecord, Stacks, kernel_boundary, read_part};
 
 const IMAGE: Guid = Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518");
 const PROCESS: Guid = Guid::parse_const("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c");
@@ -238,8 +238,24 @@ impl<'w> BufferScan<'w> {
     /// Whether [`BufferScan::add`] needs this record decoded: a module or
     /// method record (stack records are read straight from the payload).
     pub fn needs_decoding(record: &Record<'_>) -> bool {
-        matches!(record.provider, IMAGE | IMAGE_ID | CLR | CLR_RUNDOWN)
-            || (record.provider == PROCESS && record.opcode == 10)
+        match record.provider {
+            IMAGE | IMAGE_ID => true,
+            CLR | CLR_RUNDOWN => BufferScan::reads(&record.provider, record.id),
+            PROCESS => record.opcode == 10,
+            _ => false,
+        }
+    }
+
+    /// Whether [`BufferScan::add`] takes anything from events of this
+    /// provider and id: a pass can step over the others unread.
+    pub fn reads(provider: &Guid, id: u16) -> bool {
+        match *provider {
+            STACK_WALK | IMAGE | IMAGE_ID | PROCESS => true,
+            // Method loads (143; 144 in rundown) and unloads (142, 144).
+            CLR => matches!(id, 142..=144),
+            CLR_RUNDOWN => matches!(id, 143 | 144),
+            _ => false,
+        }
     }
 
     /// For a counting scan, the values [`BufferScan::add`] reads of a record
@@ -394,7 +410,8 @@ fn scan_buffer<'w>(
     let mut scan = BufferScan::new(wanted, shared);
     let contents = trace.contents(info, scratch);
     let mut values = Vec::new();
-    for (_, record) in trace.records(info, &contents).map_while(Result::ok) {
+    let mut records = trace.records(info, &contents);
+    while let Some(Ok((_, record))) = records.next_searched(true, BufferScan::reads) {
         let decoded = if BufferScan::needs_decoding(&record) {
             schemas.decode_cached(cache, &record, &mut values).ok()
         } else {

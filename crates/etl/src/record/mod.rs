@@ -347,13 +347,17 @@ pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Opti
 }
 
 /// The raw time and span (with padding) of the EVENT_HEADER record at the
-/// start of `data` when `wanted` refuses its event id, checked as
-/// [`parse_record`] checks it; `None` for a wanted one, any other kind of
+/// start of `data` when `wanted` refuses its provider and event id, checked
+/// as [`parse_record`] checks it; `None` for a wanted one, any other kind of
 /// record, one with extended data items, or damage (which a parse reports).
-pub(crate) fn unwanted_event_header(data: &[u8], wanted: impl Fn(u16) -> bool) -> Option<(u64, usize)> {
+pub(crate) fn unwanted_event_header(data: &[u8], wanted: impl Fn(&Guid, u16) -> bool) -> Option<(u64, usize)> {
     let marker = u32_at(data, 0)?;
     let kind = HeaderKind::from_header_type((marker >> 16) as u8)?;
-    if marker >> 24 != 0xC0 || !kind.is_event_header() || wanted(crate::bytes::u16_at(data, 0x28)?) {
+    if marker >> 24 != 0xC0 || !kind.is_event_header() {
+        return None;
+    }
+    let head: &[u8; 0x2A] = data.first_chunk()?;
+    if wanted(&crate::bytes::guid_of(head, 0x18), crate::bytes::u16_of(head, 0x28)) {
         return None;
     }
     let (time, size) = event_header::frame(data).ok()??;
