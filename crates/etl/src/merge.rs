@@ -9,6 +9,7 @@
 //! Ties keep buffer order, then record order: the merge is stable.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Deref;
 use std::sync::Arc;
@@ -433,19 +434,24 @@ impl<'t, 'd> EventStream<'t, 'd> {
             if !self.pending_errors.is_empty() {
                 continue;
             }
-            let Some(Reverse((_, position))) = self.heap.pop() else {
+            let Some(mut top) = self.heap.peek_mut() else {
                 return self.walk_damage.pop_front().map(Err);
             };
+            let Reverse((_, position)) = *top;
             let Some(buffer) = slot_mut(&mut self.slots, self.slots_from, position as usize) else {
+                PeekMut::pop(top);
                 continue;
             };
             let Some(&(timestamp, offset)) = buffer.index.get(buffer.next) else {
+                PeekMut::pop(top);
                 continue;
             };
             buffer.next += 1;
             match buffer.index.get(buffer.next) {
-                Some(&(ts, _)) => self.heap.push(Reverse((ts, position))),
+                // The buffer's next record takes its place: one sift, not a pop and a push.
+                Some(&(ts, _)) => *top = Reverse((ts, position)),
                 None => {
+                    PeekMut::pop(top);
                     self.pending_errors.extend(buffer.errors.drain(..));
                     self.retired.push(position);
                 }
