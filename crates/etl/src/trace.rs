@@ -1037,16 +1037,15 @@ impl<'a> BufferRecords<'a> {
     ) -> Option<Result<(usize, Record<'a>)>> {
         while !self.done {
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
-            let (time, span) = match crate::record::kernel_span(rest) {
-                // The time a WPP record without its own takes is the previous record's.
-                Some(Ok(span)) if !kernel => (crate::record::peek_timestamp(rest), span),
+            let (time, span) = match crate::record::kernel_frame(rest) {
+                Some(Ok(frame)) if !kernel => frame,
                 Some(_) => break,
                 None => match crate::record::unwanted_event_header(rest, &wanted) {
-                    Some((time, span)) => (Some(time), span),
+                    Some(frame) => frame,
                     None => break,
                 },
             };
-            self.previous_timestamp = time.unwrap_or(self.previous_timestamp);
+            self.previous_timestamp = time;
             self.pos += span;
             if self.pos >= self.bytes.len() {
                 self.done = true;

@@ -332,10 +332,7 @@ pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Opti
         && let Some(kind) = HeaderKind::from_header_type((marker >> 16) as u8)
     {
         if kind.is_kernel() {
-            let size = system::size(data, kind)?;
-            // The size check covers the header, and so the time in it.
-            let time = timestamp_offset(data).and_then(|at| crate::bytes::u64_at(data, at));
-            return Ok(Some((time, align8(size).min(data.len()))));
+            return system::frame(data, kind).map(|(time, size)| Some((Some(time), align8(size).min(data.len()))));
         }
         if kind.is_event_header()
             && let Some((time, size)) = event_header::frame(data)?
@@ -364,16 +361,17 @@ pub(crate) fn unwanted_event_header(data: &[u8], wanted: impl Fn(&Guid, u16) -> 
     Some((time, align8(size).min(data.len())))
 }
 
-/// The span of the classic kernel record (SYSTEM, COMPACT, PERFINFO) at the
-/// start of `data`, with padding, checked as [`parse_record`] checks it,
-/// without reading the rest; `None` for every other kind of record.
-pub fn kernel_span(data: &[u8]) -> Option<Result<usize, ErrorKind>> {
+/// The raw time and span (with padding) of the classic kernel record
+/// (SYSTEM, COMPACT, PERFINFO) at the start of `data`, checked as
+/// [`parse_record`] checks it, without reading the rest; `None` for every
+/// other kind of record.
+pub(crate) fn kernel_frame(data: &[u8]) -> Option<Result<(u64, usize), ErrorKind>> {
     let marker = u32_at(data, 0)?;
     if marker >> 24 != 0xC0 {
         return None;
     }
     let kind = HeaderKind::from_header_type((marker >> 16) as u8).filter(|k| k.is_kernel())?;
-    Some(system::size(data, kind).map(|size| align8(size).min(data.len())))
+    Some(system::frame(data, kind).map(|(time, size)| (time, align8(size).min(data.len()))))
 }
 
 /// Whether `data` begins the way a record does: a known marker and a header
