@@ -54,7 +54,7 @@ impl<'s> Chunk<'s, '_> {
 }
 
 /// What a pass met: the damage, in stream order, and how many buffers the
-/// merge read out of time order ([`EventStream::reordered`]).
+/// merge read out of time order ([`crate::EventStream::reordered`]).
 #[derive(Debug, Default)]
 pub struct Driven {
     pub damage: Vec<Error>,

@@ -68,7 +68,7 @@ impl BufferInfo {
 /// file): where each starts in the file and its first record's
 /// time. The rest of a [`BufferInfo`] is read again from the buffer's
 /// header, in the file, when asked for. A view: runs of buffers
-/// ([`Buffers::runs`]) are `Buffers` too.
+/// ([`Trace::buffer_runs`]) are `Buffers` too.
 #[derive(Clone, Copy, Debug)]
 pub struct Buffers<'t> {
     data: &'t [u8],
