@@ -302,24 +302,10 @@ impl FlatLayout {
 }
 
 /// The bytes of a value of `in_type` that does not depend on the payload
-/// or the field's length (numbers, pointers, GUIDs, times).
+/// or the field's length (numbers, pointers, GUIDs, times): a pointer of
+/// any width but 4 is read as 8 bytes wide.
 fn scalar_size(in_type: InType, pointer_size: u8) -> Option<usize> {
-    Some(match in_type {
-        InType::Null => 0,
-        InType::Int8 | InType::UInt8 | InType::AnsiChar => 1,
-        InType::Int16 | InType::UInt16 | InType::UnicodeChar => 2,
-        InType::Int32 | InType::UInt32 | InType::HexInt32 | InType::Float | InType::Boolean => 4,
-        InType::Int64 | InType::UInt64 | InType::HexInt64 | InType::Double | InType::FileTime => 8,
-        InType::Pointer | InType::SizeT => {
-            if pointer_size == 4 {
-                4
-            } else {
-                8
-            }
-        }
-        InType::Guid | InType::SystemTime => 16,
-        _ => return None,
-    })
+    in_type.fixed_size(if pointer_size == 4 { 4 } else { 8 })
 }
 
 /// The value of a [`scalar_size`] in-type from its bytes (as many as that says).
@@ -555,30 +541,10 @@ mod tests {
     #[test]
     fn flat_layouts_decode_as_the_field_walk_does() {
         use InType::*;
-        let types = [
-            Null,
-            Int8,
-            UInt8,
-            Int16,
-            UInt16,
-            Int32,
-            UInt32,
-            Int64,
-            UInt64,
-            Float,
-            Double,
-            Boolean,
-            Binary,
-            Guid,
-            Pointer,
-            FileTime,
-            SystemTime,
-            HexInt32,
-            HexInt64,
-            SizeT,
-            AnsiChar,
-            UnicodeChar,
-        ];
+        // Every TDH in-type of a fixed size, and binary (of a fixed length).
+        let types: Vec<InType> =
+            (0..=u16::MAX).filter_map(InType::from_tdh).filter(|&t| t.fixed_size(8).is_some() || t == Binary).collect();
+        assert_eq!(types.len(), 22);
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             seed ^= seed << 13;
