@@ -192,8 +192,13 @@ impl LookupCache {
         }
     }
 
-    /// The slot's layout for `pointer_size` as a flat one, if it is.
+    /// The slot's layout for `pointer_size` as a flat one, if it is. Not
+    /// for a lookup that could not be cached: working the layout out for
+    /// one record costs more than the field walk it saves.
     fn flat(&self, slot: usize, schema: &EventSchema, pointer_size: u8) -> Option<&payload::FlatLayout> {
+        if slot == LookupCache::UNCACHED {
+            return None;
+        }
         let cached = self.cached(slot)?;
         let flat = &cached.flat[usize::from(pointer_size == 8)];
         flat.get_or_init(|| payload::FlatLayout::of(&schema.fields, pointer_size)).as_ref()
