@@ -327,20 +327,27 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Rec
 /// time is `None` for a WPP message without one (it takes the previous
 /// record's).
 pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Option<u64>, usize)>, ErrorKind> {
-    let marker = u32_at(data, 0).unwrap_or(0);
-    if marker >> 24 == 0xC0
-        && let Some(kind) = HeaderKind::from_header_type((marker >> 16) as u8)
+    if let Some(frame) = kernel_frame(data) {
+        return frame.map(|(time, span)| Some((Some(time), span)));
+    }
+    if is_event_header(data)
+        && let Some((time, span)) = event_header_frame(data)?
     {
-        if kind.is_kernel() {
-            return system::frame(data, kind).map(|(time, size)| Some((Some(time), align8(size).min(data.len()))));
-        }
-        if kind.is_event_header()
-            && let Some((time, size)) = event_header::frame(data)?
-        {
-            return Ok(Some((Some(time), align8(size).min(data.len()))));
-        }
+        return Ok(Some((Some(time), span)));
     }
     Ok(parse_record(data, default_pointer_size)?.map(|(record, span)| (record.own_time(), span)))
+}
+
+/// Whether the record at the start of `data` has an EVENT_HEADER.
+fn is_event_header(data: &[u8]) -> bool {
+    let marker = u32_at(data, 0).unwrap_or(0);
+    marker >> 24 == 0xC0 && HeaderKind::from_header_type((marker >> 16) as u8).is_some_and(|k| k.is_event_header())
+}
+
+/// The raw time and span (with padding) of an EVENT_HEADER record without
+/// extended data items ([`event_header::frame`]).
+fn event_header_frame(data: &[u8]) -> Result<Option<(u64, usize)>, ErrorKind> {
+    Ok(event_header::frame(data)?.map(|(time, size)| (time, align8(size).min(data.len()))))
 }
 
 /// The raw time and span (with padding) of the EVENT_HEADER record at the
@@ -348,17 +355,14 @@ pub(crate) fn frame_record(data: &[u8], default_pointer_size: u8) -> Result<Opti
 /// as [`parse_record`] checks it; `None` for a wanted one, any other kind of
 /// record, one with extended data items, or damage (which a parse reports).
 pub(crate) fn unwanted_event_header(data: &[u8], wanted: impl Fn(&Guid, u16) -> bool) -> Option<(u64, usize)> {
-    let marker = u32_at(data, 0)?;
-    let kind = HeaderKind::from_header_type((marker >> 16) as u8)?;
-    if marker >> 24 != 0xC0 || !kind.is_event_header() {
+    if !is_event_header(data) {
         return None;
     }
     let head: &[u8; 0x2A] = data.first_chunk()?;
     if wanted(&crate::bytes::guid_of(head, 0x18), crate::bytes::u16_of(head, 0x28)) {
         return None;
     }
-    let (time, size) = event_header::frame(data).ok()??;
-    Some((time, align8(size).min(data.len())))
+    event_header_frame(data).ok()?
 }
 
 /// The raw time and span (with padding) of the classic kernel record
