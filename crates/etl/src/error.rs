@@ -74,6 +74,9 @@ pub enum ErrorKind {
     UnknownMarker { marker: u32 },
     /// A record's size is smaller than its header or runs past the buffer's data.
     BadRecordSize { size: usize, minimum: usize, remaining: usize },
+    /// The fill that follows a buffer's last record, where a record should
+    /// start: the bytes after it, up to the filled offset, are not fill.
+    FillBeforeEnd { unread: usize },
     /// An extended data item's size is impossible.
     BadExtendedItem { item_size: u16, data_size: u16, remaining: usize },
     /// The XPRESS stream of a compressed buffer is damaged.
@@ -150,6 +153,10 @@ impl fmt::Display for ErrorKind {
                 f,
                 "record size is {size:#x}; expected at least {minimum:#x} and at most the {remaining:#x} bytes left in the buffer"
             ),
+            FillBeforeEnd { unread } => write!(
+                f,
+                "fill (0xffffffff) where a record should start, followed by {unread:#x} bytes up to the buffer's filled offset that are not fill; expected records up to that offset"
+            ),
             BadExtendedItem { item_size, data_size, remaining } => write!(
                 f,
                 "extended data item of size {item_size:#x} (data {data_size:#x}); expected 8 + data bytes within the {remaining:#x} bytes left in the record"
@@ -178,7 +185,9 @@ impl ErrorKind {
             MissingBuffers { .. } => "missing buffers",
             OversizedBuffer { .. } => "compressed buffers claiming more than a buffer holds",
             MissingHeaderEvent { .. } | ShortHeaderEvent { .. } => "a damaged trace header",
-            UnknownMarker { .. } | BadRecordSize { .. } | BadExtendedItem { .. } => "damaged records",
+            UnknownMarker { .. } | BadRecordSize { .. } | FillBeforeEnd { .. } | BadExtendedItem { .. } => {
+                "damaged records"
+            }
             Decompress { .. } | ShortDecompressedBuffer { .. } => "damaged compressed buffers",
         }
     }

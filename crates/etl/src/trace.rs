@@ -1107,7 +1107,12 @@ impl BufferRecords<'_> {
             }
             Ok(None) => {
                 self.done = true;
-                None
+                // Records run up to the filled offset (to within its 8-byte
+                // padding, in every buffer of the corpus): fill met before it
+                // hides what follows, unless that is fill too.
+                let rest = self.bytes.get(self.pos..).unwrap_or_default();
+                (rest.len() >= 8 && rest.iter().any(|&b| b != 0xFF))
+                    .then(|| Err(self.info.error(self.pos, ErrorKind::FillBeforeEnd { unread: rest.len() })))
             }
             // The data was cut short (truncated file or damaged compressed
             // stream): the partial record at the end is not an error of its own.

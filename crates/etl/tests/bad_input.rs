@@ -176,6 +176,32 @@ fn a_lying_record_size_stops_its_buffer_only() {
 }
 
 #[test]
+fn fill_where_a_record_should_start_is_damage() {
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let (records, _) = layout(&bytes);
+    // The 10th record of the 6th buffer overwritten with fill (0xFF), as
+    // after a buffer's last record: the records after it are not read.
+    let b6 = records.iter().map(|r| r.0).filter(|&b| b > 0).collect::<std::collections::BTreeSet<_>>();
+    let b6 = *b6.iter().nth(5).unwrap();
+    let in_b6: Vec<_> = records.iter().filter(|r| r.0 == b6).collect();
+    let (_, victim, size) = *in_b6[9];
+    let at = b6 as usize + victim;
+    bytes[at..at + size].fill(0xFF);
+    let (events, errors) = read_all(&bytes).unwrap();
+    assert_eq!(events, records.len() as u64 - (in_b6.len() as u64 - 9));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].location.file_offset(), Some(at as u64));
+    assert!(matches!(errors[0].kind, ErrorKind::FillBeforeEnd { .. }), "{}", errors[0]);
+    // Fill up to the filled offset is the buffer's end, not damage.
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let (_, _, data_end) = layout(&bytes).1.into_iter().find(|b| b.0 == b6).unwrap();
+    bytes[at..b6 as usize + data_end].fill(0xFF);
+    let (events, errors) = read_all(&bytes).unwrap();
+    assert_eq!(events, records.len() as u64 - (in_b6.len() as u64 - 9));
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
 fn a_lying_buffer_size_loses_that_buffer_only() {
     let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
     let (records, buffers) = layout(&bytes);
