@@ -34,18 +34,18 @@ impl Default for Batching {
 #[derive(Clone, Copy, Debug)]
 pub struct Chunk<'s, 't> {
     batch: &'s Batch<'t>,
-    items: &'s [Result<EventRef, Error>],
+    events: &'s [EventRef],
 }
 
 impl<'s> Chunk<'s, '_> {
     /// The chunk's events in time order (damage is reported by [`drive`]).
     pub fn events(&self) -> impl Iterator<Item = Event<'s>> + '_ {
-        self.items.iter().flatten().filter_map(|r| self.batch.event(*r))
+        self.events.iter().filter_map(|r| self.batch.event(*r))
     }
 
     /// Events in the chunk.
     pub fn len(&self) -> usize {
-        self.items.iter().filter(|i| i.is_ok()).count()
+        self.events.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -78,9 +78,14 @@ pub fn drive<T: Send>(
         // No queue: the merge hands over a batch when the last one is done
         // (two batches' buffers held at most).
         let (to_work, batches) = std::sync::mpsc::sync_channel::<Batch<'_>>(0);
+        // Lists of events worked on go back to the merge for the next batch.
+        let (to_merge, worked) = std::sync::mpsc::channel::<Vec<EventRef>>();
         let merge = scope.spawn(move || {
             let mut stream = trace.events().loading_alone();
             loop {
+                if let Ok(events) = worked.try_recv() {
+                    stream.reuse(events);
+                }
                 let batch = stream.next_batch(max);
                 if batch.is_empty() || to_work.send(batch).is_err() {
                     break;
@@ -90,20 +95,23 @@ pub fn drive<T: Send>(
         });
         let mut releaser = Releaser::new(trace);
         'batches: for batch in &batches {
-            let items = batch.items();
-            driven.damage.extend(items.iter().filter_map(|item| item.as_ref().err().cloned()));
-            let results: Vec<T> = items.par_chunks(chunk).map(|items| work(Chunk { batch: &batch, items })).collect();
+            driven.damage.extend_from_slice(batch.damage());
+            let events = batch.events();
+            let results: Vec<T> =
+                events.par_chunks(chunk).map(|events| work(Chunk { batch: &batch, events })).collect();
             for result in results {
                 if done(result).is_break() {
                     break 'batches;
                 }
             }
-            if let Some(last) = items.iter().rev().find_map(|item| item.as_ref().ok()) {
+            if let Some(last) = events.last() {
                 progress(last.timestamp);
             }
             for info in batch.finished() {
                 releaser.done(info);
             }
+            // The merge may be gone (at the end of the trace).
+            let _ = to_merge.send(batch.into_events());
         }
         // A pass stopped early stops the merge at its next hand-over.
         drop(batches);

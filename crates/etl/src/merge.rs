@@ -72,7 +72,11 @@ pub struct EventRef {
 /// stream merges the next one.
 #[derive(Debug)]
 pub struct Batch<'t> {
-    items: Vec<Result<EventRef, Error>>,
+    events: Vec<EventRef>,
+    /// Damage met while merging the batch, in stream order (kept apart: an
+    /// error is four times an event's size, and batches hold tens of
+    /// thousands of events).
+    damage: Vec<Error>,
     buffers: Vec<Arc<BufferView<'t>>>,
     /// Buffers whose last event is in this batch.
     finished: Vec<BufferInfo>,
@@ -80,13 +84,24 @@ pub struct Batch<'t> {
 }
 
 impl Batch<'_> {
-    /// The batch's events (and errors in their place), in time order.
-    pub fn items(&self) -> &[Result<EventRef, Error>] {
-        &self.items
+    /// The batch's events, in time order.
+    pub fn events(&self) -> &[EventRef] {
+        &self.events
+    }
+
+    /// The damage met while merging the batch, in stream order.
+    pub fn damage(&self) -> &[Error] {
+        &self.damage
     }
 
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.events.is_empty() && self.damage.is_empty()
+    }
+
+    /// The list of events, for [`EventStream::reuse`] once the batch is
+    /// worked on (its buffers are let go here).
+    pub fn into_events(self) -> Vec<EventRef> {
+        self.events
     }
 
     /// The buffers whose last event is in this batch: a reader handing a
@@ -248,6 +263,8 @@ pub struct EventStream<'t, 'd> {
     walk_damage: VecDeque<Error>,
     /// Batches handed out.
     batches: u64,
+    /// A batch's list of events handed back ([`EventStream::reuse`]).
+    spare_events: Vec<EventRef>,
     /// Whether buffers are loaded on the thread pool ([`EventStream::loading_alone`]).
     parallel_loads: bool,
 }
@@ -284,6 +301,7 @@ impl<'t, 'd> EventStream<'t, 'd> {
             reordered: 0,
             walk_damage: trace.damage().iter().cloned().collect(),
             batches: 0,
+            spare_events: Vec::new(),
             parallel_loads: true,
         }
     }
@@ -476,15 +494,30 @@ impl<'t, 'd> EventStream<'t, 'd> {
         }
     }
 
-    /// Up to `max` next events (or errors in their place); empty at the end.
+    /// Takes back a batch's list of events ([`Batch::into_events`]) to hold
+    /// the next batch's. A list is up to a megabyte: allocated afresh for
+    /// every batch and freed on another thread, such lists left glibc's
+    /// arenas fragmented, and a pass's peak memory grew with the trace.
+    pub fn reuse(&mut self, mut events: Vec<EventRef>) {
+        events.clear();
+        self.spare_events = events;
+    }
+
+    /// Up to `max` next events and the damage met on the way; empty at the end.
     pub fn next_batch(&mut self, max: usize) -> Batch<'t> {
         self.release();
         self.batches += 1;
-        let items = Vec::with_capacity(max.min(1 << 16));
-        let mut batch =
-            Batch { items, buffers: Vec::new(), finished: Vec::new(), pointer_size: self.trace.pointer_size() };
+        let mut events = std::mem::take(&mut self.spare_events);
+        events.reserve(max.min(1 << 16));
+        let mut batch = Batch {
+            events,
+            damage: Vec::new(),
+            buffers: Vec::new(),
+            finished: Vec::new(),
+            pointer_size: self.trace.pointer_size(),
+        };
         for _ in 0..max {
-            let item = match self.advance() {
+            match self.advance() {
                 Some(Ok(placed)) => {
                     let Some(loaded) = slot_mut(&mut self.slots, self.slots_from, placed.position as usize) else {
                         continue;
@@ -498,12 +531,11 @@ impl<'t, 'd> EventStream<'t, 'd> {
                             buffer
                         }
                     };
-                    Ok(EventRef { buffer, offset: placed.offset, timestamp: placed.timestamp })
+                    batch.events.push(EventRef { buffer, offset: placed.offset, timestamp: placed.timestamp });
                 }
-                Some(Err(e)) => Err(e),
+                Some(Err(e)) => batch.damage.push(e),
                 None => break,
-            };
-            batch.items.push(item);
+            }
         }
         // The batch holds what it needs of them; their pages go back when
         // it is worked on (released now, they would be mapped again).

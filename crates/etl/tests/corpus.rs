@@ -73,8 +73,9 @@ fn batches_resolve_to_the_same_events_as_next() {
     let mut finished = Vec::new();
     for batch in &batches {
         let start = batched.len();
-        for r in batch.items() {
-            let e = batch.event(*r.as_ref().unwrap()).unwrap();
+        assert!(batch.damage().is_empty(), "{:?}", batch.damage());
+        for r in batch.events() {
+            let e = batch.event(*r).unwrap();
             batched.push((e.timestamp, e.buffer_index, e.offset_in_buffer, e.provider));
         }
         finished.extend(batch.finished().iter().map(|b| (b.index, start..batched.len())));
@@ -88,6 +89,50 @@ fn batches_resolve_to_the_same_events_as_next() {
     for (buffer, span) in finished {
         assert!(span.contains(&last_events[&buffer]), "buffer {buffer}");
     }
+}
+
+#[test]
+fn batches_carry_the_damage_next_meets_in_stream_order() {
+    // A real trace damaged twice: records overwritten in a middle buffer,
+    // and the file cut inside its last buffer.
+    let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
+    let buffers: Vec<_> = Trace::parse(&bytes).unwrap().buffers().iter().collect();
+    let middle = buffers[buffers.len() / 2].offset as usize + 0x200;
+    bytes[middle..middle + 64].fill(0xFF);
+    bytes.truncate(buffers.last().unwrap().offset as usize + 0x300);
+    let trace = Trace::parse(&bytes).unwrap();
+    let (mut events, mut errors) = (Vec::new(), Vec::new());
+    let mut stream = trace.events();
+    while let Some(item) = stream.next() {
+        match item {
+            Ok(e) => events.push((e.timestamp, e.buffer_index, e.offset_in_buffer)),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    assert!(!errors.is_empty() && events.len() > 1000, "{} errors, {} events", errors.len(), events.len());
+    let (mut batched, mut damage) = (Vec::new(), Vec::new());
+    let mut stream = trace.events();
+    let mut reused = None;
+    loop {
+        let batch = stream.next_batch(257);
+        if batch.is_empty() {
+            break;
+        }
+        // Each batch fills the list of events the one before was done with.
+        if let Some(list) = reused {
+            assert_eq!(batch.events().as_ptr(), list);
+        }
+        damage.extend(batch.damage().iter().map(|e| e.to_string()));
+        for r in batch.events() {
+            let e = batch.event(*r).unwrap();
+            batched.push((e.timestamp, e.buffer_index, e.offset_in_buffer));
+        }
+        let list = batch.into_events();
+        reused = Some(list.as_ptr());
+        stream.reuse(list);
+    }
+    assert_eq!(damage, errors);
+    assert_eq!(batched, events);
 }
 
 type Fact = Result<(usize, u64, nettrail_etl::Guid, u16, usize), String>;
