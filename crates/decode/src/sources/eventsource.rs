@@ -18,6 +18,9 @@ use crate::schema::Source;
 const ENVELOPE: usize = 8;
 const FORMAT_XML: u8 = 1;
 const MAGIC: u8 = 0x5B;
+/// Distinct complete sends kept of a provider, the latest: a later one that
+/// does not parse falls back to an earlier one.
+const KEPT_SENDS: usize = 4;
 
 /// A manifest whose chunks are still arriving.
 #[derive(Debug)]
@@ -32,8 +35,12 @@ struct Partial {
 #[derive(Debug, Default)]
 pub struct EventSourceManifests {
     partial: HashMap<Guid, Partial>,
-    /// Each provider's last manifest that parsed, in the order first seen.
-    complete: Vec<(Guid, Vec<LayoutFile>)>,
+    /// Each provider's complete sends, distinct, the latest last, in the
+    /// order providers were first seen: parsed at the end, side by side
+    /// (a provider sends the same manifest again at rundown, and parsing
+    /// them one after the other as they completed was a serial part of
+    /// every command on a .NET trace).
+    complete: Vec<(Guid, Vec<String>)>,
     /// Sends abandoned half-way (a new chunk 0 came first).
     problems: Vec<String>,
 }
@@ -88,17 +95,26 @@ impl EventSourceManifests {
         }
         let xml = self.partial.remove(&provider).map(|p| p.xml).unwrap_or_default();
         let xml = String::from_utf8(xml).map_err(|e| format!("{what}: not UTF-8 ({e})"))?;
-        let files = manifest::parse(xml.trim_end_matches('\0'), Source::EventSourceManifest)
-            .map_err(|e| format!("{what}: {e}"))?;
-        match self.complete.iter_mut().find(|(g, _)| *g == provider) {
-            Some(slot) => slot.1 = files,
-            None => self.complete.push((provider, files)),
+        let sends = match self.complete.iter_mut().find(|(g, _)| *g == provider) {
+            Some((_, sends)) => sends,
+            None => {
+                self.complete.push((provider, Vec::new()));
+                &mut self.complete.last_mut().expect("just pushed").1
+            }
+        };
+        sends.retain(|sent| *sent != xml);
+        if sends.len() == KEPT_SENDS {
+            sends.remove(0);
         }
+        sends.push(xml);
         Ok(())
     }
 
-    /// The schemas of every complete manifest, and what could not be read.
+    /// The schemas of each provider's latest complete manifest that parses
+    /// (an earlier send, if a later one does not), and what could not be
+    /// read. Providers' manifests are parsed in parallel.
     pub fn finish(self) -> (SchemaSet, Vec<String>) {
+        use rayon::prelude::*;
         let mut problems = self.problems;
         let mut unfinished: Vec<(Guid, Partial)> = self.partial.into_iter().collect();
         unfinished.sort_by_key(|(g, _)| *g);
@@ -108,9 +124,26 @@ impl EventSourceManifests {
                 p.next, p.total
             ));
         }
+        let parsed: Vec<(Vec<LayoutFile>, Vec<String>)> = self
+            .complete
+            .par_iter()
+            .map(|(provider, sends)| {
+                let mut failures = Vec::new();
+                for xml in sends.iter().rev() {
+                    match manifest::parse(xml.trim_end_matches('\0'), Source::EventSourceManifest) {
+                        Ok(files) => return (files, failures),
+                        Err(e) => failures.push(format!("EventSource manifest of {provider}: {e}")),
+                    }
+                }
+                (Vec::new(), failures)
+            })
+            .collect();
         let mut set = SchemaSet::default();
-        for file in self.complete.into_iter().flat_map(|(_, files)| files) {
-            set.insert_file(file);
+        for (files, failures) in parsed {
+            problems.extend(failures);
+            for file in files {
+                set.insert_file(file);
+            }
         }
         (set, problems)
     }
@@ -165,10 +198,29 @@ mod tests {
     fn a_bad_resend_keeps_the_good_manifest() {
         let mut m = EventSourceManifests::new();
         m.add_chunk(GUID, &chunk(1, 0, manifest("good").as_bytes())).unwrap();
-        let e = m.add_chunk(GUID, &chunk(1, 0, b"<instrumentationManifest><instr")).unwrap_err();
-        assert!(e.contains("not well-formed XML"), "{e}");
-        let (set, _) = m.finish();
+        m.add_chunk(GUID, &chunk(1, 0, b"<instrumentationManifest><instr")).unwrap();
+        let (set, problems) = m.finish();
         assert_eq!(message_of(&set).as_deref(), Some("good"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("not well-formed XML"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_manifest_sent_again_is_kept_once_and_the_latest_send_wins() {
+        let mut m = EventSourceManifests::new();
+        for message in ["a", "b", "a"] {
+            m.add_chunk(GUID, &chunk(1, 0, manifest(message).as_bytes())).unwrap();
+        }
+        assert_eq!(m.complete[0].1.len(), 2);
+        // Only the latest few distinct sends are held.
+        for message in ["c", "d", "e", "f"] {
+            m.add_chunk(GUID, &chunk(1, 0, manifest(message).as_bytes())).unwrap();
+        }
+        assert_eq!(m.complete[0].1.len(), KEPT_SENDS);
+        m.add_chunk(GUID, &chunk(1, 0, manifest("a").as_bytes())).unwrap();
+        let (set, problems) = m.finish();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(message_of(&set).as_deref(), Some("a"));
     }
 
     #[test]
