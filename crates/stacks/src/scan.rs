@@ -223,18 +223,6 @@ impl<'w> BufferScan<'w> {
         self.marks.shrink_to_fit();
     }
 
-    /// This scan and `other`'s, which follows it in file order, as one (a
-    /// pass that folds buffers together holds one list of parts, not one per buffer).
-    pub fn merge(mut self, mut other: BufferScan<'w>) -> BufferScan<'w> {
-        self.parts.append(&mut other.parts);
-        self.definitions.append(&mut other.definitions);
-        self.facts.append(&mut other.facts);
-        self.marks.append(&mut other.marks);
-        self.identities.extend(other.identities);
-        self.methods_counted += other.methods_counted;
-        self
-    }
-
     /// Whether [`BufferScan::add`] needs this record decoded: a module or
     /// method record (stack records are read straight from the payload).
     pub fn needs_decoding(record: &Record<'_>) -> bool {

@@ -74,7 +74,13 @@ impl<T: Spill> SortedRuns<T> {
         if !self.pending.is_empty() && self.pending.len() + items.len() > self.run_items {
             self.end_run();
         }
-        self.pending.append(items);
+        if self.pending.is_empty() {
+            // Taken whole, not copied: a trace read in one run hands over
+            // all its items at once.
+            std::mem::swap(&mut self.pending, items);
+        } else {
+            self.pending.append(items);
+        }
     }
 
     fn end_run(&mut self) {
