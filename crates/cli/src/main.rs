@@ -179,7 +179,12 @@ fn open(path: &Path) -> anyhow::Result<TraceFile> {
 
 /// Parses a trace's header and buffer index; errors name the file.
 fn parse<'a>(path: &Path, file: &'a TraceFile) -> anyhow::Result<Trace<'a>> {
-    Trace::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    parse_keeping(path, file, Trace::KEPT_BYTES)
+}
+
+/// [`parse`], keeping at most `kept` bytes of decompressed buffers between passes.
+fn parse_keeping<'a>(path: &Path, file: &'a TraceFile, kept: usize) -> anyhow::Result<Trace<'a>> {
+    Trace::open_keeping(file, kept).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// Says when the merge read buffers out of time order (a trace whose

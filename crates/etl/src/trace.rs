@@ -283,7 +283,7 @@ pub struct Trace<'data> {
 /// Decompressed buffers kept between the passes of one command (a command
 /// reads a trace two or three times: its metadata, the stacks or the
 /// counts, the merge): the first compressed buffers of the file, up to
-/// [`Expanded::KEEP`] bytes, decompressed in parallel when the trace is
+/// [`Trace::KEPT_BYTES`], decompressed in parallel when the trace is
 /// opened into one anonymous mapping. One mapping, advised to use huge
 /// pages, because first touches of fresh memory cost more than decompressing
 /// on virtual machines (~3 µs a 4 KiB page against ~0.5 µs in 2 MiB pages):
@@ -298,12 +298,9 @@ struct Expanded {
 }
 
 impl Expanded {
-    /// The most decompressed bytes kept.
-    const KEEP: usize = 64 << 20;
-
     /// Decompresses the first compressed `buffers` of `data` that fit in
-    /// [`Expanded::KEEP`] bytes (by the size each claims, within `limit`).
-    fn new(data: &[u8], buffers: Buffers<'_>, limit: u32) -> Expanded {
+    /// `keep` bytes (by the size each claims, within `limit`).
+    fn new(data: &[u8], buffers: Buffers<'_>, limit: u32, keep: usize) -> Expanded {
         use rayon::prelude::*;
         let mut total = 0usize;
         let wanted: Vec<(BufferInfo, usize)> = buffers
@@ -311,11 +308,11 @@ impl Expanded {
             .map(|b| (b, if b.header.filled <= limit { b.header.filled as usize } else { 0 }))
             .take_while(|&(_, size)| {
                 total += size;
-                total <= Expanded::KEEP
+                total <= keep
             })
             .collect();
         let none = Expanded { bytes: None, kept: Vec::new(), errors: Vec::new() };
-        if wanted.is_empty() {
+        if wanted.is_empty() || keep == 0 {
             return none;
         }
         let total: usize = wanted.iter().map(|&(_, size)| size).sum();
@@ -509,19 +506,37 @@ impl<'data> Trace<'data> {
     /// file has no readable trace header; damage later in the file is kept in
     /// [`Trace::damage`] and reported after the good buffers.
     pub fn parse(data: &'data [u8]) -> Result<Trace<'data>> {
-        Trace::parse_from(data, None, Stored::MAPPED_FROM)
+        Trace::parse_from(data, None, Stored::MAPPED_FROM, Trace::KEPT_BYTES)
     }
+
+    /// The most decompressed bytes [`Trace::open`] keeps between passes.
+    pub const KEPT_BYTES: usize = 64 << 20;
 
     /// [`Trace::parse`] of a file's bytes; buffers read by this trace's
     /// readers (the merge, and [`Trace::contents`] users that hand them to a
     /// [`Releaser`]) give their pages back to the OS.
     pub fn open(file: &'data TraceFile) -> Result<Trace<'data>> {
-        Trace::parse_from(file.bytes(), Some(file), Stored::MAPPED_FROM)
+        Trace::open_keeping(file, Trace::KEPT_BYTES)
+    }
+
+    /// [`Trace::open`], keeping at most `kept` bytes of decompressed buffers
+    /// between passes (0: each pass decompresses the buffers it reads, into
+    /// memory its threads reuse). Kept buffers spare a pass the decoder, and
+    /// the merge (one thread) most of all; they cost fresh memory, which on
+    /// a virtual machine can cost more to touch than decompressing (`info`,
+    /// whose two passes run on every core, keeps none).
+    pub fn open_keeping(file: &'data TraceFile, kept: usize) -> Result<Trace<'data>> {
+        Trace::parse_from(file.bytes(), Some(file), Stored::MAPPED_FROM, kept)
     }
 
     /// `mapped_from`: the size from which the index and the merge's order are
     /// kept in temporary files (tests set it to hold both ways to each other).
-    fn parse_from(data: &'data [u8], file: Option<&'data TraceFile>, mapped_from: usize) -> Result<Trace<'data>> {
+    fn parse_from(
+        data: &'data [u8],
+        file: Option<&'data TraceFile>,
+        mapped_from: usize,
+        kept: usize,
+    ) -> Result<Trace<'data>> {
         /// The walk hands back the pages of the headers it read in steps of this size.
         const RELEASE_STEP: usize = 16 << 20;
         let mut walk = BufferWalk::new(data);
@@ -672,7 +687,7 @@ impl<'data> Trace<'data> {
         drop(by_sequence);
         let index = Stored::keep(index, mapped_from);
         let expanded =
-            Expanded::new(data, Buffers { data, entries: Entries(index.bytes()), first: 0 }, session.buffer_size);
+            Expanded::new(data, Buffers { data, entries: Entries(index.bytes()), first: 0 }, session.buffer_size, kept);
         // Finding the compressed buffers read every entry.
         index.release();
         Ok(Trace {
@@ -1134,6 +1149,27 @@ impl BufferRecords<'_> {
 mod tests {
     use super::SequenceNumbers;
 
+    /// A trace that keeps no decompressed buffers gives every buffer's
+    /// contents as one that keeps them (of which the corpus has 280).
+    #[test]
+    fn buffers_read_the_same_kept_or_not() {
+        let mut kept = 0;
+        for path in nettrail_testkit::corpus_traces() {
+            let Ok(file) = crate::TraceFile::open(&path) else { continue };
+            let (Ok(keeping), Ok(not)) = (crate::Trace::open(&file), crate::Trace::open_keeping(&file, 0)) else {
+                continue;
+            };
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for info in keeping.buffers().iter() {
+                kept += usize::from(keeping.expanded(&info).is_some());
+                assert!(not.expanded(&info).is_none());
+                let (x, y) = (keeping.contents(&info, &mut a), not.contents(&info, &mut b));
+                assert_eq!((x.bytes, x.error), (y.bytes, y.error), "{} buffer {}", path.display(), info.index);
+            }
+        }
+        assert!(kept >= 280, "{kept} kept buffers");
+    }
+
     /// The index's compressed bit (which spares reading every header to find
     /// the compressed buffers) says what each buffer's header says.
     #[test]
@@ -1161,7 +1197,9 @@ mod tests {
         let mut events = 0;
         for path in nettrail_testkit::corpus_traces() {
             let file = crate::TraceFile::open(&path).unwrap();
-            let open = |mapped_from| crate::Trace::parse_from(file.bytes(), Some(&file), mapped_from);
+            let open = |mapped_from| {
+                crate::Trace::parse_from(file.bytes(), Some(&file), mapped_from, crate::Trace::KEPT_BYTES)
+            };
             let (Ok(mapped), Ok(in_memory)) = (open(0), open(usize::MAX)) else { continue };
             #[cfg(unix)]
             assert!(matches!(mapped.index, Stored::Mapped(_)), "{}", path.display());
