@@ -17,7 +17,7 @@
 
 use std::io::Read;
 
-use nettrail_decode::fasthash::FastMap;
+use nettrail_decode::fasthash::{FastMap, FastSet};
 use nettrail_etl::extended::{ExtType, ExtendedData};
 use nettrail_etl::{Guid, Record};
 
@@ -185,6 +185,9 @@ pub struct Stacks {
     pub(crate) events: Vec<(u64, u32, StackId)>,
     /// How many events have a stack (`events` is left empty when only counted).
     joined: usize,
+    /// When only counted: each distinct stack's fingerprint (its frames are
+    /// not stored).
+    fingerprints: FastSet<(u64, u64)>,
     /// Each stack-cache key's definitions over time (time, range in `frames`).
     keys: FastMap<u64, Vec<(u64, u32, u32)>>,
     /// Identical stacks are stored once.
@@ -208,8 +211,8 @@ pub struct Stack {
 impl Stacks {
     /// Joins the parts found by the scan, given sorted by event (parts of
     /// one event in file order), into stacks. Without `keep_events` only
-    /// the stacks and the count of events are kept ([`Stacks::counts`]:
-    /// events are then not looked up).
+    /// how many distinct stacks and events with one there are is kept
+    /// ([`Stacks::counts`]: neither frames nor events are looked up).
     pub(crate) fn join(
         parts: impl Iterator<Item = Part>,
         definitions: &[Definition],
@@ -219,14 +222,22 @@ impl Stacks {
     ) -> Stacks {
         let mut s = Stacks { kernel_boundary: kernel_boundary(pointer_size), ..Stacks::default() };
         // Key definitions first: they come after the events that use them.
+        // Kept, their frames are copied (a stack's later lookups need them);
+        // counted, they are read where the scan left them.
         for d in definitions {
-            let start = s.frames.len() as u32;
-            s.frames.extend_from_slice(arena.get(d.frames.0 as usize..d.frames.1 as usize).unwrap_or_default());
-            s.keys.entry(d.key).or_default().push((d.at, start, s.frames.len() as u32));
+            let (start, end) = if keep_events {
+                let start = s.frames.len() as u32;
+                s.frames.extend_from_slice(arena.get(d.frames.0 as usize..d.frames.1 as usize).unwrap_or_default());
+                (start, s.frames.len() as u32)
+            } else {
+                d.frames
+            };
+            s.keys.entry(d.key).or_default().push((d.at, start, end));
         }
         for definitions in s.keys.values_mut() {
             definitions.sort_unstable();
         }
+        let key_store: &[u64] = if keep_events { &[] } else { arena };
         // The kernel and user parts of each (timestamp, thread), next to each other.
         let boundary = s.kernel_boundary;
         // Reused for every event (allocating two per event was most of the join's time).
@@ -239,7 +250,8 @@ impl Stacks {
             while let Some(part) = next {
                 let frames: &[u64] = match part.holds {
                     Holds::Frames(a, b) => arena.get(a as usize..b as usize).unwrap_or_default(),
-                    Holds::Key { key, .. } => s.key_frames(key, first.at).unwrap_or_default(),
+                    Holds::Key { key, .. } if keep_events => s.key_frames(key, first.at).unwrap_or_default(),
+                    Holds::Key { key, .. } => key_frames_in(&s.keys, key_store, key, first.at).unwrap_or_default(),
                 };
                 split_kernel_user(frames, boundary, &mut kernel, &mut user);
                 next = parts.next_if(|p| p.event() == first.event());
@@ -248,11 +260,15 @@ impl Stacks {
                 continue;
             }
             kernel.extend_from_slice(&user);
-            let id = s.store(first.pid, &kernel);
             s.joined += 1;
-            // In time order already: the parts came sorted.
             if keep_events {
+                let id = s.store(first.pid, &kernel);
+                // In time order already: the parts came sorted.
                 s.events.push((first.at, first.tid, id));
+            } else {
+                // Two independent 64-bit hashes: no two of a trace's stacks
+                // share both but by a chance of about n² in 2^129.
+                s.fingerprints.insert((hash_stack(first.pid, &kernel), fingerprint(first.pid, &kernel)));
             }
         }
         s
@@ -307,17 +323,14 @@ impl Stacks {
 
     /// How many distinct stacks, and how many events have one.
     pub fn counts(&self) -> (usize, usize) {
-        (self.ranges.len(), self.joined)
+        (self.ranges.len().max(self.fingerprints.len()), self.joined)
     }
 
     /// The frames a stack-cache key named at raw time `at`: its first
     /// definition logged then or later (the cache logs a key's frames when it
     /// drops the key, after the events that used it).
     fn key_frames(&self, key: u64, at: u64) -> Option<&[u64]> {
-        let definitions = self.keys.get(&key)?;
-        let i = definitions.partition_point(|d| d.0 < at);
-        let &(_, a, b) = definitions.get(i).or(definitions.last())?;
-        self.frames.get(a as usize..b as usize)
+        key_frames_in(&self.keys, &self.frames, key, at)
     }
 
     pub fn kernel_boundary(&self) -> u64 {
@@ -339,6 +352,32 @@ fn split_kernel_user(frames: &[u64], boundary: u64, kernel: &mut Vec<u64>, user:
             if f >= boundary { kernel.push(f) } else { user.push(f) }
         }
     }
+}
+
+/// The frames a stack-cache key named at raw time `at`, in `store`: its first
+/// definition logged then or later (the cache logs a key's frames when it
+/// drops the key, after the events that used it).
+fn key_frames_in<'f>(
+    keys: &FastMap<u64, Vec<(u64, u32, u32)>>,
+    store: &'f [u64],
+    key: u64,
+    at: u64,
+) -> Option<&'f [u64]> {
+    let definitions = keys.get(&key)?;
+    let i = definitions.partition_point(|d| d.0 < at);
+    let &(_, a, b) = definitions.get(i).or(definitions.last())?;
+    store.get(a as usize..b as usize)
+}
+
+/// A second hash of a stack, independent of [`hash_stack`] (other constants,
+/// frames folded in one lane): with it, a stack's fingerprint.
+fn fingerprint(pid: u32, frames: &[u64]) -> u64 {
+    const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = 0x2545_F491_4F6C_DD1Du64 ^ (u64::from(pid) << 32) ^ frames.len() as u64;
+    for &f in frames {
+        h = (h.rotate_left(23) ^ f).wrapping_mul(MULTIPLIER);
+    }
+    h ^ (h >> 31)
 }
 
 /// A stack's hash for finding its copies: four lanes over the frames, so
