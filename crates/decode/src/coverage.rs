@@ -86,6 +86,15 @@ impl CoverageCounter {
         }
     }
 
+    /// This counter and `other`'s, as one (a pass that folds buffers together).
+    pub fn merge(self, other: CoverageCounter) -> CoverageCounter {
+        let mut counts = self.into_counts();
+        for (g, c) in other.into_counts() {
+            counts.entry(g).or_default().add(&c);
+        }
+        CoverageCounter { counts, run: None }
+    }
+
     fn into_counts(mut self) -> FastMap<Guid, Counts> {
         if let Some((g, c)) = self.run.take() {
             self.counts.entry(g).or_default().add(&c);

@@ -203,6 +203,13 @@ impl BufferSummary {
         self.partial.summary.errors.push(error);
     }
 
+    /// The summary of this buffer's records and `other`'s, following them
+    /// (a pass that folds buffers together, in file order).
+    pub fn merge(self, other: BufferSummary) -> BufferSummary {
+        let partial = self.into_partial().merge(other.into_partial());
+        BufferSummary { partial, kinds: [0; HeaderKind::ALL.len()], recent: Vec::new() }
+    }
+
     fn into_partial(mut self) -> Partial {
         for (guid, counts) in self.recent {
             self.partial.providers.entry(guid).or_default().add(counts);
