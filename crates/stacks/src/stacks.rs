@@ -237,7 +237,6 @@ impl Stacks {
         for definitions in s.keys.values_mut() {
             definitions.sort_unstable();
         }
-        let key_store: &[u64] = if keep_events { &[] } else { arena };
         // The kernel and user parts of each (timestamp, thread), next to each other.
         let boundary = s.kernel_boundary;
         // Reused for every event (allocating two per event was most of the join's time).
@@ -250,8 +249,10 @@ impl Stacks {
             while let Some(part) = next {
                 let frames: &[u64] = match part.holds {
                     Holds::Frames(a, b) => arena.get(a as usize..b as usize).unwrap_or_default(),
-                    Holds::Key { key, .. } if keep_events => s.key_frames(key, first.at).unwrap_or_default(),
-                    Holds::Key { key, .. } => key_frames_in(&s.keys, key_store, key, first.at).unwrap_or_default(),
+                    Holds::Key { key, .. } => {
+                        let store = if keep_events { &s.frames[..] } else { arena };
+                        key_frames_in(&s.keys, store, key, first.at).unwrap_or_default()
+                    }
                 };
                 split_kernel_user(frames, boundary, &mut kernel, &mut user);
                 next = parts.next_if(|p| p.event() == first.event());
