@@ -126,6 +126,15 @@ impl HeaderKind {
         }
     }
 
+    /// Where a header of this kind (a 0xC0 marker) holds its raw time:
+    /// PERFINFO right after its first 8 bytes, every other kind at 0x10.
+    pub(crate) fn time_offset(self) -> usize {
+        match self {
+            HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => 8,
+            _ => 0x10,
+        }
+    }
+
     /// Classic kernel headers (SYSTEM, COMPACT, PERFINFO): identity from a hook id.
     pub fn is_kernel(self) -> bool {
         matches!(
@@ -395,10 +404,7 @@ pub fn timestamp_offset(data: &[u8]) -> Option<usize> {
     use crate::bytes::u16_at;
     let marker = u32_at(data, 0)?;
     match (marker >> 24) as u8 {
-        0xC0 => match HeaderKind::from_header_type((marker >> 16) as u8)? {
-            HeaderKind::Perfinfo32 | HeaderKind::Perfinfo64 => Some(8),
-            _ => Some(0x10),
-        },
+        0xC0 => Some(HeaderKind::from_header_type((marker >> 16) as u8)?.time_offset()),
         0x90 => {
             use message::option_flags as f;
             let opts = u16_at(data, 6)?;

@@ -36,10 +36,9 @@ fn sizes(data: &[u8], kind: HeaderKind) -> Result<(usize, usize, usize), ErrorKi
 /// The raw time and size of the kernel record at the start of `data`, as
 /// [`parse`] checks and reads them.
 pub(super) fn frame(data: &[u8], kind: HeaderKind) -> Result<(u64, usize), ErrorKind> {
-    let (header_len, _, size) = sizes(data, kind)?;
+    let (_, _, size) = sizes(data, kind)?;
     // The size check covers the header, and so the time in it.
-    let at = if header_len == 0x10 { 8 } else { 0x10 };
-    Ok((crate::bytes::u64_at(data, at).unwrap_or(0), size))
+    Ok((crate::bytes::u64_at(data, kind.time_offset()).unwrap_or(0), size))
 }
 
 #[inline]
