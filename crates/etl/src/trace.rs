@@ -302,6 +302,10 @@ impl Expanded {
     /// `keep` bytes (by the size each claims, within `limit`).
     fn new(data: &[u8], buffers: Buffers<'_>, limit: u32, keep: usize) -> Expanded {
         use rayon::prelude::*;
+        let none = Expanded { bytes: None, kept: Vec::new(), errors: Vec::new() };
+        if keep == 0 {
+            return none;
+        }
         let mut total = 0usize;
         let wanted: Vec<(BufferInfo, usize)> = buffers
             .compressed()
@@ -311,8 +315,7 @@ impl Expanded {
                 total <= keep
             })
             .collect();
-        let none = Expanded { bytes: None, kept: Vec::new(), errors: Vec::new() };
-        if wanted.is_empty() || keep == 0 {
+        if wanted.is_empty() {
             return none;
         }
         let total: usize = wanted.iter().map(|&(_, size)| size).sum();
