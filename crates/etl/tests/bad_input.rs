@@ -59,6 +59,17 @@ fn without_missing_buffers(
     errors
 }
 
+/// The 10th record of the `n`th buffer holding records after the first
+/// (counted from 1): its buffer's file offset, its own file offset and size,
+/// and how many records its buffer holds.
+fn tenth_record(records: &[RecordAt], n: usize) -> (u64, usize, usize, u64) {
+    let buffers = records.iter().map(|r| r.0).filter(|&b| b > 0).collect::<std::collections::BTreeSet<_>>();
+    let buffer = *buffers.iter().nth(n - 1).unwrap();
+    let in_buffer: Vec<_> = records.iter().filter(|r| r.0 == buffer).collect();
+    let (_, victim, size) = *in_buffer[9];
+    (buffer, buffer as usize + victim, size, in_buffer.len() as u64)
+}
+
 /// Reads everything it can; returns the good events and the errors, in stream order.
 fn read_all(bytes: &[u8]) -> Result<(u64, Vec<nettrail_etl::Error>), nettrail_etl::Error> {
     let trace = Trace::parse(bytes)?;
@@ -162,14 +173,10 @@ fn a_lying_record_size_stops_its_buffer_only() {
     let mut bytes = std::fs::read(corpus_file("tx__KernelNetwork.etl")).unwrap();
     let (records, _) = layout(&bytes);
     // The 10th record of buffer 5: an EVENT_HEADER record, size at +0.
-    let buffer5 = records.iter().map(|r| r.0).filter(|&b| b > 0).collect::<std::collections::BTreeSet<_>>();
-    let b5 = *buffer5.iter().nth(4).unwrap();
-    let in_b5: Vec<_> = records.iter().filter(|r| r.0 == b5).collect();
-    let (_, victim, _) = *in_b5[9];
-    let at = b5 as usize + victim;
+    let (_, at, _, in_b5) = tenth_record(&records, 5);
     bytes[at..at + 2].copy_from_slice(&0xFFF0u16.to_le_bytes());
     let (events, errors) = read_all(&bytes).unwrap();
-    assert_eq!(events, records.len() as u64 - (in_b5.len() as u64 - 9));
+    assert_eq!(events, records.len() as u64 - (in_b5 - 9));
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].location.file_offset(), Some(at as u64));
     assert!(matches!(errors[0].kind, ErrorKind::BadRecordSize { size: 0xFFF0, .. }), "{}", errors[0]);
@@ -181,14 +188,10 @@ fn fill_where_a_record_should_start_is_damage() {
     let (records, _) = layout(&bytes);
     // The 10th record of the 6th buffer overwritten with fill (0xFF), as
     // after a buffer's last record: the records after it are not read.
-    let b6 = records.iter().map(|r| r.0).filter(|&b| b > 0).collect::<std::collections::BTreeSet<_>>();
-    let b6 = *b6.iter().nth(5).unwrap();
-    let in_b6: Vec<_> = records.iter().filter(|r| r.0 == b6).collect();
-    let (_, victim, size) = *in_b6[9];
-    let at = b6 as usize + victim;
+    let (b6, at, size, in_b6) = tenth_record(&records, 6);
     bytes[at..at + size].fill(0xFF);
     let (events, errors) = read_all(&bytes).unwrap();
-    assert_eq!(events, records.len() as u64 - (in_b6.len() as u64 - 9));
+    assert_eq!(events, records.len() as u64 - (in_b6 - 9));
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].location.file_offset(), Some(at as u64));
     assert!(matches!(errors[0].kind, ErrorKind::FillBeforeEnd { .. }), "{}", errors[0]);
@@ -197,7 +200,7 @@ fn fill_where_a_record_should_start_is_damage() {
     let (_, _, data_end) = layout(&bytes).1.into_iter().find(|b| b.0 == b6).unwrap();
     bytes[at..b6 as usize + data_end].fill(0xFF);
     let (events, errors) = read_all(&bytes).unwrap();
-    assert_eq!(events, records.len() as u64 - (in_b6.len() as u64 - 9));
+    assert_eq!(events, records.len() as u64 - (in_b6 - 9));
     assert!(errors.is_empty(), "{errors:?}");
 }
 
