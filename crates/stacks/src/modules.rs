@@ -197,20 +197,36 @@ impl Spill for Fact {
 }
 
 /// A module load or unload as counting needs it (`nettrail info`): no path,
-/// a quarter of a [`Fact`]'s size, so that a trace of many loads sorts fast.
-#[derive(Clone, Copy, Debug)]
+/// a fifth of a [`Fact`]'s size, so that a trace of many loads sorts fast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LoadMark {
     pub(crate) at: u64,
     pub(crate) base: u64,
-    /// `None` for an unload.
-    pub(crate) size: Option<u64>,
+    /// The module's size (0 for an unload).
+    size: u64,
     pub(crate) pid: u32,
+    unload: bool,
     /// A DbgID_RSDS record of the same buffer names the load's PDB.
     pub(crate) pdb: bool,
 }
 
-/// Held in runs by module, then time: time, base, size (`u64::MAX` for an
-/// unload), process, whether a PDB is known.
+impl LoadMark {
+    pub(crate) fn load(at: u64, base: u64, size: u64, pid: u32) -> LoadMark {
+        LoadMark { at, base, size, pid, unload: false, pdb: false }
+    }
+
+    pub(crate) fn unload(at: u64, base: u64, pid: u32) -> LoadMark {
+        LoadMark { at, base, size: 0, pid, unload: true, pdb: false }
+    }
+
+    /// The loaded module's size; `None` for an unload.
+    pub(crate) fn size(&self) -> Option<u64> {
+        (!self.unload).then_some(self.size)
+    }
+}
+
+/// Held in runs by module, then time: time, base, size, process, whether
+/// an unload, whether a PDB is known.
 impl Spill for LoadMark {
     type Key = (u32, u64, u64);
 
@@ -221,15 +237,15 @@ impl Spill for LoadMark {
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.at.to_le_bytes());
         out.extend_from_slice(&self.base.to_le_bytes());
-        out.extend_from_slice(&self.size.unwrap_or(u64::MAX).to_le_bytes());
+        out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&self.pid.to_le_bytes());
-        out.push(u8::from(self.pdb));
+        out.push(u8::from(self.unload) | u8::from(self.pdb) << 1);
     }
 
     fn decode(input: &mut impl Read) -> std::io::Result<LoadMark> {
         let (at, base, size) = (read_u64(input)?, read_u64(input)?, read_u64(input)?);
-        let (pid, pdb) = (read_u32(input)?, read_u8(input)? != 0);
-        Ok(LoadMark { at, base, size: (size != u64::MAX).then_some(size), pid, pdb })
+        let (pid, flags) = (read_u32(input)?, read_u8(input)?);
+        Ok(LoadMark { at, base, size, pid, unload: flags & 1 != 0, pdb: flags & 2 != 0 })
     }
 }
 
@@ -252,9 +268,10 @@ impl Counted {
         // Each (process, base) in time order on its own: its loads and unloads
         // are all that decide whether a load repeats one still open.
         let mut open: Option<(u32, u64, u64)> = None;
-        for LoadMark { at, base, size, pid, pdb } in marks {
+        for mark in marks {
+            let LoadMark { at, base, pid, pdb, .. } = mark;
             let open_size = open.filter(|&(p, b, _)| (p, b) == (pid, base)).map(|(_, _, size)| size);
-            match size {
+            match mark.size() {
                 Some(size) => {
                     if open_size != Some(size) {
                         counted.loads += 1;
@@ -378,7 +395,7 @@ impl Identities {
                 }
             }
         }
-        for mark in marks.iter_mut().filter(|m| m.size.is_some()) {
+        for mark in marks.iter_mut().filter(|m| !m.unload) {
             if self.pdbs.contains_key(&(mark.at, mark.base)) {
                 mark.pdb = true;
                 identified.insert((mark.at, mark.base));

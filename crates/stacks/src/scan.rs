@@ -10,7 +10,7 @@ use nettrail_etl::{Guid, Record, Releaser, Trace};
 use rayon::prelude::*;
 
 use crate::modules::{Counted, Fact, Identities, LoadMark, Modules, PdbId};
-use crate::spill::{RUN_ITEMS, SortedRuns};
+use crate::spill::{self, RUN_ITEMS, SortedRuns};
 use crate::stacks::{Definition, Holds, Part, STACK_WALK, StackRecord, Stacks, kernel_boundary, read_part};
 
 const IMAGE: Guid = Guid::parse_const("2cb15d1d-5fc1-11d2-abe1-00a0c911f518");
@@ -216,6 +216,10 @@ impl<'w> BufferScan<'w> {
         // A load's identities are logged next to it: put on the load, they
         // are not kept apart.
         self.identities.attach(&mut self.facts, &mut self.marks);
+        // Sorted here, on the scan's thread, for the join to merge.
+        spill::sort(&mut self.parts);
+        spill::sort(&mut self.facts);
+        spill::sort(&mut self.marks);
         self.arena = Vec::new();
         self.layouts = Vec::new();
         self.parts.shrink_to_fit();
@@ -307,10 +311,10 @@ impl<'w> BufferScan<'w> {
                     }
                 }
                 Some(Fact::Loaded { at, pid, base, size, .. }) => {
-                    self.marks.push(LoadMark { at, base, size: Some(size), pid, pdb: false });
+                    self.marks.push(LoadMark::load(at, base, size, pid));
                 }
                 Some(Fact::Unloaded { at, pid, base }) => {
-                    self.marks.push(LoadMark { at, base, size: None, pid, pdb: false });
+                    self.marks.push(LoadMark::unload(at, base, pid));
                 }
                 Some(pdb @ Fact::Pdb { .. }) => {
                     self.identities.take(pdb);

@@ -5,13 +5,15 @@
 //! module loads are counted per module in time order, and a trace's rundown
 //! repeats them. So all of it is held until the scan ends: in memory that
 //! grows with the trace (46 M stack parts and tens of millions of module
-//! marks in a 10 GB trace). Here items are sorted a run at a time; each full
-//! run goes to an unnamed temporary file, and the join reads the runs back
+//! marks in a 10 GB trace). Here each buffer's items come sorted (its scan
+//! sorts them); a run's worth of them is merged into an unnamed temporary
+//! file, and the join reads the runs and the batches not yet written back
 //! merged in order. Memory stays at one run whatever the trace's length; a
 //! trace whose items fit one run never touches the disk.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 
@@ -34,8 +36,12 @@ pub(crate) const RUN_ITEMS: usize = 1 << 20;
 /// (equal keys in file order).
 #[derive(Debug)]
 pub(crate) struct SortedRuns<T> {
-    /// Items not yet in a run, in file order.
-    pending: Vec<T>,
+    /// Items not yet in a run: each batch taken, sorted, in file order. Kept
+    /// apart and merged when read, not gathered into one list and sorted
+    /// again: that list and the sort's scratch would be fresh memory, which
+    /// costs more than the merge on a trace of a few megabytes.
+    pending: Vec<Vec<T>>,
+    pending_items: usize,
     runs: Vec<Run<T>>,
     run_items: usize,
 }
@@ -51,13 +57,31 @@ enum Run<T> {
     Memory(Vec<T>),
 }
 
-fn write_run<T: Spill>(items: &[T]) -> std::io::Result<File> {
+/// Sorts items taken in file order by key, stably (items of one key keep
+/// their file order); quick when they are sorted already.
+pub(crate) fn sort<T: Spill>(items: &mut [T]) {
+    if !items.is_sorted_by_key(T::key) {
+        items.sort_by_key(T::key);
+    }
+}
+
+/// Writes the items of sorted `batches` merged in key order (ties in batch order).
+fn write_run<T: Spill>(batches: &[Vec<T>]) -> std::io::Result<File> {
     let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
     let mut bytes = Vec::new();
-    for item in items {
+    let mut next = vec![0; batches.len()];
+    let mut heads: BinaryHeap<_> =
+        batches.iter().enumerate().filter_map(|(i, b)| Some(Reverse((b.first()?.key(), i)))).collect();
+    while let Some(mut head) = heads.peek_mut() {
+        let Reverse((_, i)) = *head;
         bytes.clear();
-        item.encode(&mut bytes);
+        batches[i][next[i]].encode(&mut bytes);
         out.write_all(&bytes)?;
+        next[i] += 1;
+        match batches[i].get(next[i]) {
+            Some(item) => *head = Reverse((item.key(), i)),
+            None => drop(PeekMut::pop(head)),
+        }
     }
     let mut file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     file.rewind()?;
@@ -66,55 +90,44 @@ fn write_run<T: Spill>(items: &[T]) -> std::io::Result<File> {
 
 impl<T: Spill> SortedRuns<T> {
     pub(crate) fn new(run_items: usize) -> SortedRuns<T> {
-        SortedRuns { pending: Vec::new(), runs: Vec::new(), run_items: run_items.max(1) }
+        SortedRuns { pending: Vec::new(), pending_items: 0, runs: Vec::new(), run_items: run_items.max(1) }
     }
 
-    /// Takes items that follow those taken before in file order.
+    /// Takes items that follow those taken before in file order (sorted
+    /// here unless they come sorted: a scan sorts its own on its thread).
     pub(crate) fn add(&mut self, items: &mut Vec<T>) {
-        if !self.pending.is_empty() && self.pending.len() + items.len() > self.run_items {
+        if items.is_empty() {
+            return;
+        }
+        if self.pending_items > 0 && self.pending_items + items.len() > self.run_items {
             self.end_run();
         }
-        if self.pending.is_empty() {
-            // Taken whole, not copied: a trace read in one run hands over
-            // all its items at once.
-            std::mem::swap(&mut self.pending, items);
-        } else {
-            self.pending.append(items);
-        }
+        let mut batch = std::mem::take(items);
+        sort(&mut batch);
+        self.pending_items += batch.len();
+        self.pending.push(batch);
     }
 
+    /// Writes the pending batches, merged, to a temporary file (kept in
+    /// memory, merged into one list, if no file could be written).
     fn end_run(&mut self) {
-        let mut run = std::mem::take(&mut self.pending);
-        // Stable: items of one key keep their file order.
-        run.sort_by_key(T::key);
-        match write_run(&run) {
-            Ok(file) => {
-                self.runs.push(Run::File { file, items: run.len() });
-                run.clear();
-                self.pending = run;
+        let mut batches = std::mem::take(&mut self.pending);
+        let items = std::mem::take(&mut self.pending_items);
+        match write_run(&batches) {
+            Ok(file) => self.runs.push(Run::File { file, items }),
+            Err(_) => {
+                let mut run: Vec<T> = batches.iter_mut().flat_map(std::mem::take).collect();
+                sort(&mut run);
+                self.runs.push(Run::Memory(run));
             }
-            Err(_) => self.runs.push(Run::Memory(run)),
         }
     }
 
     /// Every item, sorted by key (equal keys in file order).
-    pub(crate) fn into_sorted(mut self) -> Sorted<T> {
-        self.pending.sort_by_key(T::key);
-        if self.runs.is_empty() {
-            return Sorted::Memory(self.pending.into_iter());
-        }
-        self.runs.push(Run::Memory(std::mem::take(&mut self.pending)));
-        let mut sources: Vec<Source<T>> = self.runs.into_iter().map(Source::new).collect();
-        let mut heads = BinaryHeap::with_capacity(sources.len());
-        let mut next = Vec::with_capacity(sources.len());
-        for (i, source) in sources.iter_mut().enumerate() {
-            let item = source.next();
-            if let Some(item) = &item {
-                heads.push(Reverse((item.key(), i)));
-            }
-            next.push(item);
-        }
-        Sorted::Merged { sources, heads, next }
+    pub(crate) fn into_sorted(self) -> Sorted<T> {
+        let files = self.runs.into_iter().map(Source::new);
+        let batches = self.pending.into_iter().map(|b| Source::Memory(b.into_iter()));
+        Sorted::merged(files.chain(batches).collect())
     }
 }
 
@@ -161,8 +174,8 @@ impl<T: Spill> Source<T> {
 #[derive(Debug)]
 pub(crate) enum Sorted<T: Spill> {
     Memory(std::vec::IntoIter<T>),
-    /// Runs merged: the heap holds each run's next key and the run's
-    /// index (the earlier run first on a tie, which keeps file order).
+    /// Runs and batches merged: the heap holds each one's next key and its
+    /// index (the earlier first on a tie, which keeps file order).
     Merged {
         sources: Vec<Source<T>>,
         heads: BinaryHeap<Reverse<(T::Key, usize)>>,
@@ -171,6 +184,25 @@ pub(crate) enum Sorted<T: Spill> {
 }
 
 impl<T: Spill> Sorted<T> {
+    /// The items of `sources` (each sorted) merged by key, ties in source order.
+    fn merged(mut sources: Vec<Source<T>>) -> Sorted<T> {
+        match sources.as_mut_slice() {
+            [] => return Sorted::Memory(Vec::new().into_iter()),
+            [Source::Memory(items)] => return Sorted::Memory(std::mem::take(items)),
+            _ => {}
+        }
+        let mut heads = BinaryHeap::with_capacity(sources.len());
+        let mut next = Vec::with_capacity(sources.len());
+        for (i, source) in sources.iter_mut().enumerate() {
+            let item = source.next();
+            if let Some(item) = &item {
+                heads.push(Reverse((item.key(), i)));
+            }
+            next.push(item);
+        }
+        Sorted::Merged { sources, heads, next }
+    }
+
     /// Items a temporary file failed to give back (they are then missing from the join).
     pub(crate) fn unread(&self) -> usize {
         match self {
@@ -193,11 +225,13 @@ impl<T: Spill> Iterator for Sorted<T> {
         match self {
             Sorted::Memory(items) => items.next(),
             Sorted::Merged { sources, heads, next } => {
-                let Reverse((_, i)) = heads.pop()?;
+                let mut head = heads.peek_mut()?;
+                let Reverse((_, i)) = *head;
                 let item = next[i].take();
                 next[i] = sources[i].next();
-                if let Some(n) = &next[i] {
-                    heads.push(Reverse((n.key(), i)));
+                match &next[i] {
+                    Some(n) => *head = Reverse((n.key(), i)),
+                    None => drop(PeekMut::pop(head)),
                 }
                 item
             }
@@ -315,6 +349,22 @@ mod tests {
             // Cut short: an error, never a wrong fact.
             assert!(Fact::decode(&mut &bytes[..bytes.len() - 1]).is_err(), "{fact:?}");
         }
+    }
+
+    #[test]
+    fn a_load_mark_survives_its_file_form() {
+        use crate::modules::LoadMark;
+        let mut identified = LoadMark::load(1, 2, u64::MAX, 3);
+        identified.pdb = true;
+        for mark in [identified, LoadMark::load(u64::MAX, 0, 0, u32::MAX), LoadMark::unload(4, 5, 6)] {
+            let mut bytes = Vec::new();
+            mark.encode(&mut bytes);
+            let back = LoadMark::decode(&mut &bytes[..]).unwrap();
+            assert_eq!(back, mark);
+            assert_eq!(back.size(), mark.size());
+        }
+        assert_eq!(LoadMark::unload(4, 5, 6).size(), None);
+        assert_eq!(LoadMark::load(1, 2, 0, 3).size(), Some(0), "a load of size 0 is no unload");
     }
 
     #[test]
