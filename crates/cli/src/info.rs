@@ -28,6 +28,21 @@ enum Format {
     Json,
 }
 
+/// Bytes of records below which `info` reads on this thread alone: a
+/// second thread's start (a fresh stack, a hand-off per job) costs more than
+/// it wins on so little (figures in docs/performance.md, eighth pass).
+const ONE_THREAD_BELOW: u64 = 1 << 20;
+
+/// Whether `trace`'s buffers hold fewer than `bytes` bytes of records (read
+/// from their headers; a large trace's first few are enough to tell).
+fn holds_less_than(trace: &nettrail_etl::Trace<'_>, bytes: u64) -> bool {
+    let mut filled = 0;
+    trace.buffers().iter().all(|info| {
+        filled += u64::from(info.header.filled);
+        filled < bytes
+    })
+}
+
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
     // Both passes (the metadata search, the count) run on every core, each
@@ -37,6 +52,10 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     // right after another program freed its memory: 55 → 38 ms on the
     // compressed PerfView trace).
     let trace = crate::parse_keeping(&args.trace, &file, 0)?;
+    if holds_less_than(&trace, ONE_THREAD_BELOW) {
+        // Fails only if the pool already runs, which then serves as it is.
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build_global();
+    }
     let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
     let _ = quiet; // counting runs at memory speed; it needs no progress line
     let facts = Facts::counted(&args.trace, &trace, &schemas);
@@ -55,4 +74,24 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     out.flush()?;
     crate::report_damage(&args.trace, facts.damage());
     Ok(if facts.damage().is_empty() { Outcome::Complete } else { Outcome::Damaged })
+}
+
+#[cfg(test)]
+mod tests {
+    use nettrail_etl::{Trace, TraceFile};
+
+    /// The traces either side of the line: tx__KernelNetwork's 129 buffers
+    /// hold 1 019 328 bytes of records, diaghub.kernel's 59 hold 3 695 312.
+    #[test]
+    fn only_a_trace_of_under_a_mebibyte_of_records_is_read_on_one_thread() {
+        for (name, small) in [("tx__KernelNetwork.etl", true), ("perfview__diaghub.kernel.1.etl", false)] {
+            let file = TraceFile::open(nettrail_testkit::corpus_file(name)).unwrap();
+            let trace = Trace::open(&file).unwrap();
+            assert_eq!(super::holds_less_than(&trace, super::ONE_THREAD_BELOW), small, "{name}");
+        }
+        let file = TraceFile::open(nettrail_testkit::corpus_file("tx__KernelNetwork.etl")).unwrap();
+        let trace = Trace::open(&file).unwrap();
+        assert!(super::holds_less_than(&trace, 1_019_329));
+        assert!(!super::holds_less_than(&trace, 1_019_328));
+    }
 }
