@@ -1,7 +1,8 @@
 //! The network model on damaged traces: seed with synthesized scenarios
 //! (`cargo xtask synth NAME fuzz/corpus/network/NAME.etl`); mutations give
 //! events with odd fields, lost starts, reused keys and broken payloads;
-//! every request's stacks are stitched (hand-off chains, cycles).
+//! every request's stacks are stitched (hand-off chains, cycles), and
+//! `info`'s counting pass counts the stacks and modules the join keeps.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use nettrail_decode::Schemas;
@@ -14,6 +15,12 @@ fuzz_target!(|data: &[u8]| {
     let analysis = nettrail_net::analyze(&trace, &schemas, &mut |_| {});
     let report = analysis.network.report();
     let code = nettrail_stacks::scan(&trace, &schemas, &|_| true);
+    // `info`'s pass counts stacks by fingerprint and modules by their load
+    // marks, each buffer's items sorted on its thread and merged: the same
+    // counts as the join that keeps them.
+    let counted = nettrail_export::facts::Facts::counted(std::path::Path::new("fuzzed.etl"), &trace, &schemas);
+    assert_eq!(counted.code.stacks.counts(), code.stacks.counts());
+    assert_eq!(counted.code.modules.counts(), code.modules.counts());
     for row in &report.requests {
         if let Some(end) = row.end {
             let _ = nettrail_net::report::duration(row.start, Some(end));
