@@ -98,8 +98,9 @@ const TRIM_EVERY: usize = 1024;
 
 /// Hands the pages of freed memory back to the OS. The events a reader
 /// thread decodes are freed on the model's thread, into the reader's arena,
-/// and glibc's `free` gives pages back only from the top of a heap: on a 10 GB trace `requests`' peak was 130 MB, 122 MB with
-/// this (113 MB at 1 GB; docs/performance.md, eighth pass).
+/// and glibc's `free` gives pages back only from the top of a heap: on a
+/// 10 GB trace `requests`' peak was 130 MB, 122 MB with this (113 MB at
+/// 1 GB; docs/performance.md, eighth pass).
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointer; it walks glibc's own arenas,
