@@ -65,6 +65,17 @@ pub(crate) fn sort<T: Spill>(items: &mut [T]) {
     }
 }
 
+/// A merge's heap of each source's next key and the source's index (the
+/// earlier source first on a tie, which keeps file order) after the source
+/// on top gave its item: its `next` key takes its place, or it leaves.
+fn move_on<K: Ord>(heads: &mut BinaryHeap<Reverse<(K, usize)>>, next: Option<K>) {
+    let Some(mut head) = heads.peek_mut() else { return };
+    match next {
+        Some(key) => head.0.0 = key,
+        None => drop(PeekMut::pop(head)),
+    }
+}
+
 /// Writes the items of sorted `batches` merged in key order (ties in batch order).
 fn write_run<T: Spill>(batches: &[Vec<T>]) -> std::io::Result<File> {
     let mut out = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
@@ -72,16 +83,12 @@ fn write_run<T: Spill>(batches: &[Vec<T>]) -> std::io::Result<File> {
     let mut next = vec![0; batches.len()];
     let mut heads: BinaryHeap<_> =
         batches.iter().enumerate().filter_map(|(i, b)| Some(Reverse((b.first()?.key(), i)))).collect();
-    while let Some(mut head) = heads.peek_mut() {
-        let Reverse((_, i)) = *head;
+    while let Some(&Reverse((_, i))) = heads.peek() {
         bytes.clear();
         batches[i][next[i]].encode(&mut bytes);
         out.write_all(&bytes)?;
         next[i] += 1;
-        match batches[i].get(next[i]) {
-            Some(item) => *head = Reverse((item.key(), i)),
-            None => drop(PeekMut::pop(head)),
-        }
+        move_on(&mut heads, batches[i].get(next[i]).map(T::key));
     }
     let mut file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     file.rewind()?;
@@ -225,14 +232,10 @@ impl<T: Spill> Iterator for Sorted<T> {
         match self {
             Sorted::Memory(items) => items.next(),
             Sorted::Merged { sources, heads, next } => {
-                let mut head = heads.peek_mut()?;
-                let Reverse((_, i)) = *head;
+                let &Reverse((_, i)) = heads.peek()?;
                 let item = next[i].take();
                 next[i] = sources[i].next();
-                match &next[i] {
-                    Some(n) => *head = Reverse((n.key(), i)),
-                    None => drop(PeekMut::pop(head)),
-                }
+                move_on(heads, next[i].as_ref().map(T::key));
                 item
             }
         }
