@@ -15,7 +15,7 @@ use nettrail_decode::fasthash::FastMap;
 
 use crate::event::{Head, Props};
 use crate::pools::Pools;
-use crate::pools::{ItemId, PoolKind};
+use crate::pools::{ItemRef, PoolKind};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -126,17 +126,17 @@ pub(crate) fn extract_idle_manager(id: u16, props: &Props<'_, '_>) -> Option<Eve
 /// What Office's pools have open, per process.
 #[derive(Debug, Default)]
 pub(crate) struct Office {
-    workers: FastMap<(u32, u64), ItemId>,
+    workers: FastMap<(u32, u64), ItemRef>,
     /// The latest post of each (process, queue, callback), and whether it ran.
-    posts: FastMap<(u32, u64, u64), (ItemId, bool)>,
+    posts: FastMap<(u32, u64, u64), (ItemRef, bool)>,
     /// Each thread's queues being invoked, innermost last, with the post running.
-    invoking: FastMap<u32, Vec<(u64, Option<ItemId>)>>,
+    invoking: FastMap<u32, Vec<(u64, Option<ItemRef>)>>,
     /// Idle tasks added so far per process (the next one's cookie is one more),
     /// and whether the count is known to have started with the process.
     cookies: FastMap<u32, (u64, bool)>,
-    added: FastMap<(u32, u64), ItemId>,
-    idle_tasks: FastMap<(u32, u32, u64), ItemId>,
-    executing: FastMap<u32, ItemId>,
+    added: FastMap<(u32, u64), ItemRef>,
+    idle_tasks: FastMap<(u32, u32, u64), ItemRef>,
+    executing: FastMap<u32, ItemRef>,
 }
 
 impl Office {
@@ -151,7 +151,7 @@ impl Office {
             }
             Event::TimerSubmitted { worker } => match o.workers.get(&(pid, worker)) {
                 // The submit's stack stands in for a creation logged without one.
-                Some(&id) => pools.requeue_if_stackless(id, head),
+                Some(id) => pools.requeue_if_stackless(id, head),
                 None => {
                     // Created before the trace: the submit is where it began.
                     let id = pools.queue(PoolKind::OfficeThreadPool, head);
@@ -162,12 +162,12 @@ impl Office {
                 o.workers.remove(&(pid, worker));
             }
             Event::WorkerStarted { worker } => {
-                if let Some(&id) = o.workers.get(&(pid, worker)) {
+                if let Some(id) = o.workers.get(&(pid, worker)) {
                     pools.run(id, tid);
                 }
             }
             Event::WorkerEnded { worker } => {
-                if let Some(&id) = o.workers.get(&(pid, worker)) {
+                if let Some(id) = o.workers.get(&(pid, worker)) {
                     pools.finish(id, tid);
                 }
             }
@@ -189,14 +189,14 @@ impl Office {
                 }
                 *ran = true;
                 // Nothing marks a callback's end: the next one's start does.
-                if let Some(previous) = top.1.replace(*id) {
-                    pools.finish(previous, tid);
+                if let Some(previous) = top.1.replace(id.clone()) {
+                    pools.finish(&previous, tid);
                 }
-                pools.run(*id, tid);
+                pools.run(id, tid);
             }
             Event::InvokeEnded => {
                 if let Some((_, Some(id))) = o.invoking.get_mut(&tid).and_then(|v| v.pop()) {
-                    pools.finish(id, tid);
+                    pools.finish(&id, tid);
                 }
             }
             Event::IdleTaskAdded => {
@@ -215,7 +215,7 @@ impl Office {
                 count.1 |= cookie == 1;
                 let added = if count.1 { o.added.remove(&(pid, cookie)) } else { None };
                 let id = match added {
-                    Some(id) if pools.has_stack(id) => id,
+                    Some(id) if pools.has_stack(&id) => id,
                     // Registered on the main thread by its idle loop: its own
                     // stack leads nowhere further back.
                     _ => pools.queue_unlinked(PoolKind::OfficeIdle, head),
@@ -225,11 +225,11 @@ impl Office {
             Event::IdleTaskExecuted { id: task, cookie } => {
                 // A task that was re-queued ends when the next one starts.
                 if let Some(previous) = o.executing.remove(&tid) {
-                    pools.finish(previous, tid);
+                    pools.finish(&previous, tid);
                 }
-                if let Some(&id) = o.idle_tasks.get(&(pid, task, cookie)) {
+                if let Some(id) = o.idle_tasks.get(&(pid, task, cookie)) {
                     pools.run(id, tid);
-                    o.executing.insert(tid, id);
+                    o.executing.insert(tid, id.clone());
                 }
             }
             Event::IdleTaskDeregistered { id: task, cookie } => {
@@ -237,12 +237,12 @@ impl Office {
                     if o.executing.get(&tid) == Some(&id) {
                         o.executing.remove(&tid);
                     }
-                    pools.finish(id, tid);
+                    pools.finish(&id, tid);
                 }
             }
             Event::IdleEnded => {
                 if let Some(id) = o.executing.remove(&tid) {
-                    pools.finish(id, tid);
+                    pools.finish(&id, tid);
                 }
             }
         }
