@@ -36,6 +36,7 @@ mod guid;
 pub mod kernel;
 pub mod logfile;
 pub mod merge;
+mod prefetch;
 pub mod record;
 mod sniff;
 mod stored;

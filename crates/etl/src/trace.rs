@@ -1018,6 +1018,7 @@ pub struct BufferRecords<'a> {
     pointer_size: u8,
     previous_timestamp: u64,
     done: bool,
+    ahead: crate::prefetch::Ahead,
 }
 
 impl<'a> BufferRecords<'a> {
@@ -1029,6 +1030,7 @@ impl<'a> BufferRecords<'a> {
             pointer_size,
             previous_timestamp: info.first_timestamp.unwrap_or(0),
             done: bytes.len() <= BUFFER_HEADER_SIZE,
+            ahead: crate::prefetch::Ahead::from(BUFFER_HEADER_SIZE),
         }
     }
 }
@@ -1054,6 +1056,7 @@ impl<'a> BufferRecords<'a> {
         wanted: impl Fn(&crate::Guid, u16) -> bool,
     ) -> Option<Result<(usize, Record<'a>)>> {
         while !self.done {
+            self.ahead.past(self.bytes, self.pos);
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
             let (time, span) = match crate::record::kernel_frame(rest) {
                 Some(Ok(frame)) if !kernel => frame,
@@ -1081,6 +1084,7 @@ impl<'a> Iterator for BufferRecords<'a> {
         if self.done {
             return None;
         }
+        self.ahead.past(self.bytes, self.pos);
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let (at, mut record) = match self.step(parse_record(rest, self.pointer_size))? {
             Ok(found) => found,
