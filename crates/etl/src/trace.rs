@@ -1104,6 +1104,7 @@ impl BufferRecords<'_> {
         if self.done {
             return None;
         }
+        self.ahead.past(self.bytes, self.pos);
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let (at, time) = match self.step(crate::record::frame_record(rest, self.pointer_size))? {
             Ok(found) => found,
