@@ -1030,7 +1030,7 @@ impl<'a> BufferRecords<'a> {
             pointer_size,
             previous_timestamp: info.first_timestamp.unwrap_or(0),
             done: bytes.len() <= BUFFER_HEADER_SIZE,
-            ahead: crate::prefetch::Ahead::from(BUFFER_HEADER_SIZE),
+            ahead: crate::prefetch::Ahead::starting_at(BUFFER_HEADER_SIZE),
         }
     }
 }
