@@ -2,11 +2,13 @@
 //! (`cargo xtask synth NAME fuzz/corpus/network/NAME.etl`); mutations give
 //! events with odd fields, lost starts, reused keys and broken payloads;
 //! every request's stacks are stitched (hand-off chains, cycles), and
-//! `info`'s counting pass counts the stacks and modules the join keeps.
+//! `info`'s counting pass counts the stacks and modules the join keeps,
+//! the same read once as learning the trace's metadata first.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use nettrail_decode::Schemas;
 use nettrail_etl::Trace;
+use nettrail_export::facts::Facts;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(trace) = Trace::parse(data) else { return };
@@ -18,9 +20,14 @@ fuzz_target!(|data: &[u8]| {
     // `info`'s pass counts stacks by fingerprint and modules by their load
     // marks, each buffer's items sorted on its thread and merged: the same
     // counts as the join that keeps them.
-    let counted = nettrail_export::facts::Facts::counted(std::path::Path::new("fuzzed.etl"), &trace, &schemas);
+    let path = std::path::Path::new("fuzzed.etl");
+    let (counted, _) = Facts::counted_below(path, &trace, &mut Schemas::new(), 0);
     assert_eq!(counted.code.stacks.counts(), code.stacks.counts());
     assert_eq!(counted.code.modules.counts(), code.modules.counts());
+    // Read once, counting again what the trace's metadata describes: the
+    // same facts as learning first.
+    let (once, _) = Facts::counted_below(path, &trace, &mut Schemas::new(), u64::MAX);
+    assert_eq!(once.document, counted.document);
     for row in &report.requests {
         if let Some(end) = row.end {
             let _ = nettrail_net::report::duration(row.start, Some(end));

@@ -33,32 +33,23 @@ enum Format {
 /// it wins on so little (figures in docs/performance.md, eighth pass).
 const ONE_THREAD_BELOW: u64 = 1 << 20;
 
-/// Whether `trace`'s buffers hold fewer than `bytes` bytes of records (read
-/// from their headers; a large trace's first few are enough to tell).
-fn holds_less_than(trace: &nettrail_etl::Trace<'_>, bytes: u64) -> bool {
-    let mut filled = 0;
-    trace.buffers().iter().all(|info| {
-        filled += u64::from(info.header.filled);
-        filled < bytes
-    })
-}
-
 pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     let file = crate::open(&args.trace)?;
-    // Both passes (the metadata search, the count) run on every core, each
-    // decompressing what it reads into memory its thread reuses: keeping
-    // the decompressed buffers for the second pass was fresh memory, whose
-    // first touch cost more than decompressing again (on the project's VM,
-    // right after another program freed its memory: 55 → 38 ms on the
-    // compressed PerfView trace).
+    // The count decompresses what it reads into memory its thread reuses:
+    // keeping the decompressed buffers was fresh memory, whose first touch
+    // cost more than decompressing again (on the project's VM, right after
+    // another program freed its memory: 55 → 38 ms on the compressed
+    // PerfView trace).
     let trace = crate::parse_keeping(&args.trace, &file, 0)?;
-    if holds_less_than(&trace, ONE_THREAD_BELOW) {
+    if trace.holds_less_than(ONE_THREAD_BELOW) {
         // Fails only if the pool already runs, which then serves as it is.
         let _ = rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build_global();
     }
-    let schemas = crate::schemas::for_trace(&args.trace, &trace, &args.manifest)?;
+    // The trace's own metadata is learnt while it is counted.
+    let mut schemas = crate::schemas::supplied(&args.manifest)?;
     let _ = quiet; // counting runs at memory speed; it needs no progress line
-    let facts = Facts::counted(&args.trace, &trace, &schemas);
+    let (facts, problems) = Facts::counted(&args.trace, &trace, &mut schemas);
+    crate::schemas::report_problems(&args.trace, problems);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -87,11 +78,11 @@ mod tests {
         for (name, small) in [("tx__KernelNetwork.etl", true), ("perfview__diaghub.kernel.1.etl", false)] {
             let file = TraceFile::open(nettrail_testkit::corpus_file(name)).unwrap();
             let trace = Trace::open(&file).unwrap();
-            assert_eq!(super::holds_less_than(&trace, super::ONE_THREAD_BELOW), small, "{name}");
+            assert_eq!(trace.holds_less_than(super::ONE_THREAD_BELOW), small, "{name}");
         }
         let file = TraceFile::open(nettrail_testkit::corpus_file("tx__KernelNetwork.etl")).unwrap();
         let trace = Trace::open(&file).unwrap();
-        assert!(super::holds_less_than(&trace, 1_019_329));
-        assert!(!super::holds_less_than(&trace, 1_019_328));
+        assert!(trace.holds_less_than(1_019_329));
+        assert!(!trace.holds_less_than(1_019_328));
     }
 }

@@ -86,6 +86,15 @@ impl CoverageCounter {
         }
     }
 
+    /// Forgets what was counted of the providers `forget` names (a count
+    /// that reads their events again, with other schemas).
+    pub fn forget(&mut self, forget: impl Fn(&Guid) -> bool) {
+        if let Some((g, c)) = self.run.take() {
+            self.counts.entry(g).or_default().add(&c);
+        }
+        self.counts.retain(|g, _| !forget(g));
+    }
+
     /// This counter and `other`'s, as one (a pass that folds buffers together).
     pub fn merge(self, other: CoverageCounter) -> CoverageCounter {
         let mut counts = self.into_counts();

@@ -28,6 +28,6 @@ pub mod value;
 pub use coverage::{Coverage, CoverageCounter, ProviderCoverage};
 pub use intype::{InType, OutType};
 pub use names::EventNames;
-pub use registry::{LookupCache, ManifestFileError, SchemaSet, Schemas, Undecoded};
+pub use registry::{LookupCache, ManifestFileError, MetadataLearner, MetadataRecord, SchemaSet, Schemas, Undecoded};
 pub use schema::{Declared, EventSchema, Field, Len, ProviderInfo, SchemaKey, Source, ValueMap};
 pub use value::Value;

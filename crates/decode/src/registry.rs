@@ -506,65 +506,47 @@ impl Schemas {
     pub fn learn(&mut self, trace: &nettrail_etl::Trace<'_>) -> Vec<String> {
         use rayon::prelude::*;
 
-        use crate::sources::event_info::EmbeddedMetadata;
-        use crate::sources::eventsource::EventSourceManifests;
-        const METADATA_CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
-        const EVENT_SOURCE_MANIFEST: u16 = 0xFFFE;
-        enum Found {
-            EventInfo(Vec<u8>),
-            EventMapInfo(Vec<u8>),
-            ManifestChunk(Guid, Vec<u8>),
-        }
-        let mut embedded = EmbeddedMetadata::new();
-        let mut manifests = EventSourceManifests::new();
-        let mut problems = Vec::new();
+        let mut learner = MetadataLearner::default();
         // Released run after run, so the pages go back in large steps (a
         // page fault maps the pages around it again, a step's end included).
         let mut releaser = nettrail_etl::Releaser::new(trace);
         for run in trace.buffer_runs(nettrail_etl::Trace::RUN_BYTES) {
-            let found: Vec<Vec<Found>> = run
+            let found: Vec<Vec<MetadataRecord>> = run
                 .par_iter()
                 .map_init(Vec::new, |scratch, info| {
                     let contents = trace.contents(&info, scratch);
-                    let mut found = Vec::new();
                     // Metadata is never a classic kernel record, and an
                     // EVENT_HEADER record only as an EventSource manifest
                     // chunk: the others are stepped over.
                     let mut records = trace.records(&info, &contents);
-                    while let Some(item) = records.next_searched(false, |_, id| id == EVENT_SOURCE_MANIFEST) {
-                        let Ok((_, record)) = item else { break };
-                        if record.kind.is_classic() && record.provider == METADATA_CLASS {
-                            match record.opcode {
-                                32 => found.push(Found::EventInfo(record.payload.to_vec())),
-                                33 => found.push(Found::EventMapInfo(record.payload.to_vec())),
-                                _ => {}
-                            }
-                        } else if record.kind.is_event_header() && record.id == EVENT_SOURCE_MANIFEST {
-                            found.push(Found::ManifestChunk(record.provider, record.payload.to_vec()));
-                        }
+                    let mut found = Vec::new();
+                    while let Some(Ok((_, record))) = records.next_searched(false, MetadataRecord::wanted) {
+                        found.extend(MetadataRecord::of(&record));
                     }
                     found
                 })
                 .collect();
             releaser.done_all(run);
-            for item in found.into_iter().flatten() {
-                let result = match item {
-                    Found::EventInfo(payload) => embedded.add_event_info(&payload),
-                    Found::EventMapInfo(payload) => embedded.add_event_map_info(&payload),
-                    Found::ManifestChunk(provider, payload) => manifests.add_chunk(provider, &payload),
-                };
-                if let Err(e) = result {
-                    problems.push(e);
-                }
+            learner.add_all(found.into_iter().flatten());
+        }
+        learner.finish(self, trace.header().build)
+    }
+
+    /// The providers and event classes that the schemas a trace carries
+    /// describe (what [`Schemas::learn`] or a [`MetadataLearner`] added),
+    /// and whether any of them is a classic event class (a MOF class's
+    /// TRACE_EVENT_INFO).
+    pub fn learned_providers(&self) -> (crate::fasthash::FastSet<Guid>, bool) {
+        let mut classic = false;
+        let mut providers = crate::fasthash::FastSet::default();
+        for set in [&self.embedded, &self.event_source] {
+            providers.extend(set.providers.keys().copied());
+            for key in set.events.keys() {
+                classic |= matches!(key, SchemaKey::Classic { .. });
+                providers.insert(key.guid());
             }
         }
-        self.invalidate();
-        self.build = Some(trace.header().build).filter(|b| *b != 0);
-        self.embedded = embedded.finish();
-        let (event_source, errors) = manifests.finish();
-        self.event_source = event_source;
-        problems.extend(errors);
-        problems
+        (providers, classic)
     }
 
     /// Decodes an event's payload into `values` (one per top-level field of
@@ -621,6 +603,82 @@ impl Schemas {
         values.clear();
         let slot = self.lookup_cached(cache, record);
         decode_in(cache, slot, record, values)
+    }
+}
+
+/// A record that carries schemas for other events: TRACE_EVENT_INFO or
+/// EVENT_MAP_INFO that a merge embedded (KernelTraceControl MetaData, a
+/// classic event class), or a chunk of an EventSource's manifest (its
+/// event 0xFFFE).
+#[derive(Debug)]
+pub enum MetadataRecord {
+    EventInfo(Vec<u8>),
+    EventMapInfo(Vec<u8>),
+    ManifestChunk(Guid, Vec<u8>),
+}
+
+impl MetadataRecord {
+    const CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
+    const EVENT_SOURCE_MANIFEST: u16 = 0xFFFE;
+
+    /// The metadata a record carries, if it is one of those.
+    pub fn of(record: &Record<'_>) -> Option<MetadataRecord> {
+        if record.kind.is_classic() && record.provider == Self::CLASS {
+            match record.opcode {
+                32 => Some(MetadataRecord::EventInfo(record.payload.to_vec())),
+                33 => Some(MetadataRecord::EventMapInfo(record.payload.to_vec())),
+                _ => None,
+            }
+        } else if record.kind.is_event_header() && record.id == Self::EVENT_SOURCE_MANIFEST {
+            Some(MetadataRecord::ManifestChunk(record.provider, record.payload.to_vec()))
+        } else {
+            None
+        }
+    }
+
+    /// Which EVENT_HEADER records a search for metadata must read
+    /// (`BufferRecords::next_searched`; classic ones other than kernel
+    /// records are read anyway).
+    pub fn wanted(_provider: &Guid, id: u16) -> bool {
+        id == Self::EVENT_SOURCE_MANIFEST
+    }
+}
+
+/// Puts the metadata records of a trace together, in file order (a
+/// manifest's chunks follow one another), into the schemas they describe.
+#[derive(Debug, Default)]
+pub struct MetadataLearner {
+    embedded: crate::sources::event_info::EmbeddedMetadata,
+    manifests: crate::sources::eventsource::EventSourceManifests,
+    problems: Vec<String>,
+}
+
+impl MetadataLearner {
+    /// Takes the records that follow, in file order, those taken before.
+    pub fn add_all(&mut self, found: impl IntoIterator<Item = MetadataRecord>) {
+        for item in found {
+            let result = match item {
+                MetadataRecord::EventInfo(payload) => self.embedded.add_event_info(&payload),
+                MetadataRecord::EventMapInfo(payload) => self.embedded.add_event_map_info(&payload),
+                MetadataRecord::ManifestChunk(provider, payload) => self.manifests.add_chunk(provider, &payload),
+            };
+            if let Err(e) = result {
+                self.problems.push(e);
+            }
+        }
+    }
+
+    /// Gives `schemas` what the records described, for a trace recorded on
+    /// `build`; returns what could not be read.
+    pub fn finish(self, schemas: &mut Schemas, build: u32) -> Vec<String> {
+        let MetadataLearner { embedded, manifests, mut problems } = self;
+        schemas.invalidate();
+        schemas.build = Some(build).filter(|b| *b != 0);
+        schemas.embedded = embedded.finish();
+        let (event_source, errors) = manifests.finish();
+        schemas.event_source = event_source;
+        problems.extend(errors);
+        problems
     }
 }
 

@@ -6,9 +6,11 @@
 
 use std::io::Write;
 
-use nettrail_decode::{Coverage, CoverageCounter, LookupCache, Schemas};
-use nettrail_etl::{BufferSummary, FileTime, Note, Releaser, Summary, Trace};
-use nettrail_stacks::{BufferScan, Code, CodeJoin, FrameTable};
+use nettrail_decode::fasthash::FastSet;
+use nettrail_decode::{Coverage, CoverageCounter, LookupCache, MetadataLearner, MetadataRecord, Schemas};
+use nettrail_etl::buffer::BUFFER_HEADER_SIZE;
+use nettrail_etl::{BufferInfo, BufferRecords, BufferSummary, FileTime, Guid, Note, Record, Releaser, Summary, Trace};
+use nettrail_stacks::{BufferScan, Code, CodeJoin, FrameTable, MethodCounts};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
@@ -23,21 +25,59 @@ pub struct Facts {
 
 impl Facts {
     /// Reads every record once (in parallel) for the counts, what decodes,
-    /// and the stacks and modules. `path` names the file in the document.
+    /// and the stacks and modules. `path` names the file in the document;
+    /// `schemas` has learnt the trace's own metadata.
     pub fn of(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas) -> Facts {
-        Facts::gather(path, trace, schemas, true)
+        let (summary, coverage, code) = count(trace, schemas, true);
+        Facts::gather(path, trace, schemas, summary, coverage, code)
     }
 
-    /// [`Facts::of`] for the document alone (`nettrail info`): modules and
-    /// methods are counted without reading their paths and names, which the
-    /// document does not show (a third of the work on a PerfView trace's
-    /// CLR method events).
-    pub fn counted(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas) -> Facts {
-        Facts::gather(path, trace, schemas, false)
+    /// [`Facts::of`] for the document alone (`nettrail info`), learning the
+    /// trace's own metadata (embedded TRACE_EVENT_INFO, EventSource
+    /// manifests) into `schemas` on the way; returns what of it could not
+    /// be read. Modules and methods are counted without reading their paths
+    /// and names, which the document does not show (a third of the work on a
+    /// PerfView trace's CLR method events).
+    ///
+    /// A trace of up to [`ONE_PASS_BELOW`] bytes of records is read once:
+    /// counted with the schemas known before its metadata, while the
+    /// metadata is gathered; then the events of the providers the metadata
+    /// describes are counted again (from copies of a compressed buffer's
+    /// events, or in place), and their counts replace the first ones. The
+    /// search for metadata was a second walk of every buffer (a second
+    /// decompression of a compressed one): figures in docs/performance.md,
+    /// tenth pass.
+    pub fn counted(path: &std::path::Path, trace: &Trace<'_>, schemas: &mut Schemas) -> (Facts, Vec<String>) {
+        Facts::counted_below(path, trace, schemas, ONE_PASS_BELOW)
     }
 
-    fn gather(path: &std::path::Path, trace: &Trace<'_>, schemas: &Schemas, names: bool) -> Facts {
-        let (summary, coverage, code) = count(trace, schemas, names);
+    /// [`Facts::counted`], reading the trace once if it holds fewer than
+    /// `one_pass_below` bytes of records (0: never, u64::MAX: always; the
+    /// tests and the fuzz target compare the two).
+    pub fn counted_below(
+        path: &std::path::Path,
+        trace: &Trace<'_>,
+        schemas: &mut Schemas,
+        one_pass_below: u64,
+    ) -> (Facts, Vec<String>) {
+        let (counts, problems) = if trace.holds_less_than(one_pass_below) {
+            count_learning(trace, schemas)
+        } else {
+            let problems = schemas.learn(trace);
+            (count(trace, schemas, false), problems)
+        };
+        let (summary, coverage, code) = counts;
+        (Facts::gather(path, trace, schemas, summary, coverage, code), problems)
+    }
+
+    fn gather(
+        path: &std::path::Path,
+        trace: &Trace<'_>,
+        schemas: &Schemas,
+        summary: Summary,
+        coverage: Coverage,
+        code: Code,
+    ) -> Facts {
         let mut document = report(path, trace, &summary, &coverage, schemas);
         add_code(&mut document, &summary, &code);
         Facts { document, summary, code }
@@ -49,22 +89,177 @@ impl Facts {
     }
 }
 
+/// Bytes of records up to which [`Facts::counted`] reads a trace once: its
+/// copies of compressed buffers' EVENT_HEADER records stay below this.
+pub const ONE_PASS_BELOW: u64 = 64 << 20;
+
+/// What one pass over the buffers leaves before its results are put together.
+struct Pass {
+    /// Each run's summary and coverage, folded together at the end.
+    summaries: Vec<BufferSummary>,
+    counters: Vec<CoverageCounter>,
+    join: CodeJoin,
+    /// For a pass that learns: the buffers holding EVENT_HEADER records, in
+    /// file order, and the trace's metadata.
+    revisits: Vec<Revisit>,
+    learner: MetadataLearner,
+}
+
+/// What a pass that learns the trace's metadata keeps of a buffer that
+/// holds EVENT_HEADER records, to count those of some providers again.
+struct Revisit {
+    info: BufferInfo,
+    /// The providers of its EVENT_HEADER records, each once.
+    providers: Vec<Guid>,
+    /// A compressed buffer's EVENT_HEADER records as they lay, after a
+    /// buffer header's room: read again without decompressing the buffer.
+    copy: Option<Vec<u8>>,
+    /// Where the first pass's walk of the buffer ended (at damage, the bad
+    /// record): a search reads no further, though it might frame more.
+    end: usize,
+}
+
+/// What reading one buffer gives [`read`].
+struct BufferCount<'s> {
+    summary: BufferSummary,
+    coverage: CoverageCounter,
+    scan: BufferScan<'s>,
+    revisit: Option<Revisit>,
+    metadata: Vec<MetadataRecord>,
+}
+
 /// The summary, what decodes, and the stacks and modules, from one parallel
 /// pass over the buffers: reading the records is most of the cost, so they
 /// are read once for all three.
 fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverage, Code) {
-    let every_process = |_| true;
     let shared = FrameTable::default();
+    let Pass { summaries, counters, join, .. } = read(trace, schemas, &shared, names, false);
+    let (code, (summary, coverage)) = rayon::join(
+        || join.finish(&shared, trace.pointer_size()),
+        || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
+    );
+    (summary, coverage, code)
+}
+
+/// One pass that counts with the schemas known without the trace's
+/// metadata and gathers that metadata, then counts what it set aside
+/// (compressed buffers' EVENT_HEADER records, from their copies) and, again,
+/// the events of the providers the metadata describes ([`Facts::counted`]).
+fn count_learning(trace: &Trace<'_>, schemas: &mut Schemas) -> ((Summary, Coverage, Code), Vec<String>) {
+    schemas.set_build(Some(trace.header().build));
+    let shared = FrameTable::default();
+    let Pass { summaries, mut counters, mut join, revisits, learner } = read(trace, schemas, &shared, false, true);
+    let problems = learner.finish(schemas, trace.header().build);
+    let (described, classic) = schemas.learned_providers();
+    for provider in &described {
+        join.forget_methods(provider);
+    }
+    let schemas = &*schemas;
+    // The stacks and modules are joined while the rest is counted.
+    let (mut code, (summary, coverage, methods)) = rayon::join(
+        || join.finish(&shared, trace.pointer_size()),
+        || {
+            let summary = Summary::from_buffers(trace, summaries);
+            for counter in &mut counters {
+                counter.forget(|guid| described.contains(guid));
+            }
+            let (again, methods) = recount(trace, schemas, &revisits, &described);
+            counters.extend(again);
+            (summary, Coverage::from_counters(counters), methods)
+        },
+    );
+    // Only EVENT_HEADER records are counted again: metadata for a classic
+    // event class, or for a provider that logs classic records too, has the
+    // trace counted again whole (no corpus trace has either).
+    let beyond_event_headers =
+        summary.providers.iter().any(|p| described.contains(&p.guid) && p.kinds.iter().any(|k| !k.is_event_header()));
+    if classic || beyond_event_headers {
+        return (count(trace, schemas, false), problems);
+    }
+    code.add_methods(methods);
+    ((summary, coverage, code), problems)
+}
+
+/// What the first pass of [`count_learning`] left to count: every record of
+/// the copies it made, and in the other buffers the EVENT_HEADER records of
+/// the `described` providers. What decodes, by buffer, and the method loads.
+fn recount(
+    trace: &Trace<'_>,
+    schemas: &Schemas,
+    revisits: &[Revisit],
+    described: &FastSet<Guid>,
+) -> (Vec<CoverageCounter>, MethodCounts) {
+    let every_process = |_| true;
+    let again: Vec<(CoverageCounter, MethodCounts)> = revisits
+        .par_iter()
+        .filter(|revisit| revisit.copy.is_some() || revisit.providers.iter().any(|guid| described.contains(guid)))
+        .map_init(
+            || (Vec::new(), LookupCache::default()),
+            |(scratch, cache), revisit| {
+                let mut coverage = CoverageCounter::default();
+                // Stack parts are read again too, into a table of their own
+                // that is dropped: the first pass counted them.
+                let frames = FrameTable::default();
+                let mut scan = BufferScan::counting(&every_process, &frames);
+                let mut values = Vec::new();
+                // A copy holds only records set aside, every one counted.
+                let copied = revisit.copy.is_some();
+                let wanted = |guid: &Guid| copied || described.contains(guid);
+                let contents;
+                let bytes = match &revisit.copy {
+                    Some(copy) => &copy[..],
+                    None => {
+                        contents = trace.contents(&revisit.info, scratch);
+                        contents.bytes.get(..revisit.end).unwrap_or(contents.bytes)
+                    }
+                };
+                let mut records = BufferRecords::new(bytes, &revisit.info, trace.pointer_size());
+                while let Some(Ok((_, record))) = records.next_searched(false, |guid, _| wanted(guid)) {
+                    if !record.kind.is_event_header() || !wanted(&record.provider) {
+                        continue;
+                    }
+                    let decoded = schemas.check_cached(cache, &record, &mut values);
+                    coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
+                    let read = match decoded {
+                        Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
+                        Err(_) => None,
+                    };
+                    scan.add(&record, read.map(|schema| (schema, &values[..])));
+                }
+                (coverage, scan.methods_counted())
+            },
+        )
+        .collect();
+    let mut methods = MethodCounts::default();
+    let counters = again
+        .into_iter()
+        .map(|(counter, of_buffer)| {
+            methods = methods.plus(of_buffer);
+            counter
+        })
+        .collect();
+    (counters, methods)
+}
+
+/// Reads every buffer, a run at a time: summaries, what decodes, stacks and
+/// modules; for a pass that `learning`, also the trace's metadata and a
+/// [`Revisit`] of each buffer with EVENT_HEADER records.
+fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, learning: bool) -> Pass {
+    let every_process = |_| true;
     // Buffers are read a run at a time, its pages handed back in one step
     // after it ([`Trace::buffer_runs`]); each buffer's scan goes to the join
     // in file order (which holds stack parts in bounded memory), not folded
     // into its neighbours': each fold copied the scans into fresh memory.
-    // Each run's summary and coverage, folded together at the end.
-    let (mut summaries, mut counters) = (Vec::new(), Vec::new());
-    let mut join = if names { CodeJoin::new() } else { CodeJoin::counting() };
+    let mut pass = Pass {
+        summaries: Vec::new(),
+        counters: Vec::new(),
+        join: if names { CodeJoin::new() } else { CodeJoin::counting() },
+        revisits: Vec::new(),
+        learner: MetadataLearner::default(),
+    };
     let mut releaser = Releaser::new(trace);
     for run in trace.buffer_runs(Trace::RUN_BYTES) {
-        let buffers: Vec<(BufferSummary, CoverageCounter, BufferScan<'_>)> = run
+        let buffers: Vec<BufferCount<'_>> = run
             .par_iter()
             .map_init(
                 || (Vec::new(), LookupCache::default()),
@@ -72,23 +267,43 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                     let mut summary = BufferSummary::new(&info);
                     let mut coverage = CoverageCounter::default();
                     let mut scan = if names {
-                        BufferScan::new(&every_process, &shared)
+                        BufferScan::new(&every_process, shared)
                     } else {
-                        BufferScan::counting(&every_process, &shared)
+                        BufferScan::counting(&every_process, shared)
                     };
                     let mut values = Vec::new();
                     let contents = trace.contents(&info, scratch);
+                    let mut revisit = learning.then(|| Revisit {
+                        info,
+                        providers: Vec::new(),
+                        end: 0,
+                        copy: info.header.is_compressed().then(|| {
+                            let mut copy = Vec::with_capacity(contents.bytes.len());
+                            copy.extend_from_slice(contents.bytes.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
+                            copy
+                        }),
+                    });
+                    let deferred = revisit.as_ref().is_some_and(|revisit| revisit.copy.is_some());
+                    let mut metadata = Vec::new();
                     for item in trace.records(&info, &contents) {
                         // Borrowed where the iterator left it: a record is
                         // 224 bytes, and moving it out was a tenth of this loop.
-                        let record = match &item {
-                            Ok((_, record)) => record,
+                        let (at, record) = match &item {
+                            Ok((at, record)) => (*at, record),
                             Err(e) => {
                                 summary.damaged(e.clone());
                                 break;
                             }
                         };
                         summary.add(record);
+                        if let Some(revisit) = &mut revisit {
+                            revisit.see(record, at, contents.bytes, &mut metadata);
+                            if deferred && record.kind.is_event_header() {
+                                // Counted from the copy, once the trace's metadata is known.
+                                scan.add(record, None);
+                                continue;
+                            }
+                        }
                         // Only the stacks scan needs the values, of a few kinds of
                         // record; counting needs the fields before their names.
                         let decoded = if names && BufferScan::needs_decoding(record) {
@@ -108,31 +323,62 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
                         summary.damaged(e);
                     }
                     scan.done();
-                    (summary, coverage, scan)
+                    let revisit = revisit.filter(|revisit| !revisit.providers.is_empty()).map(Revisit::done);
+                    BufferCount { summary, coverage, scan, revisit, metadata }
                 },
             )
             .collect();
         // The run's summaries and coverage folded into one each (one per
         // buffer of a 10 GB trace held ~200 MB).
         let mut folded: Option<(BufferSummary, CoverageCounter)> = None;
-        for (summary, counter, scan) in buffers {
+        for BufferCount { summary, coverage, scan, revisit, metadata } in buffers {
             folded = Some(match folded {
-                Some((s, c)) => (s.merge(summary), c.merge(counter)),
-                None => (summary, counter),
+                Some((s, c)) => (s.merge(summary), c.merge(coverage)),
+                None => (summary, coverage),
             });
-            join.add(scan);
+            pass.join.add(scan);
+            pass.revisits.extend(revisit);
+            pass.learner.add_all(metadata);
         }
         if let Some((summary, counter)) = folded {
-            summaries.push(summary);
-            counters.push(counter);
+            pass.summaries.push(summary);
+            pass.counters.push(counter);
         }
         releaser.done_all(run);
     }
-    let (code, (summary, coverage)) = rayon::join(
-        || join.finish(&shared, trace.pointer_size()),
-        || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
-    );
-    (summary, coverage, code)
+    pass
+}
+
+impl Revisit {
+    /// Notes a record (at `at` in the buffer's `bytes`): where it ends, the
+    /// metadata it carries, and an EVENT_HEADER record's provider, and a
+    /// copy of it if the buffer is compressed. Not inlined: the loop that
+    /// reads the records stays small enough for the record walk to be
+    /// inlined into it (a tenth more time on diaghub.user_paged when it was
+    /// not).
+    #[inline(never)]
+    fn see(&mut self, record: &Record<'_>, at: usize, bytes: &[u8], metadata: &mut Vec<MetadataRecord>) {
+        // The record and its padding, as the walk steps over them.
+        let span = (usize::from(record.size) + 7) & !7;
+        self.end = at.saturating_add(span).min(bytes.len());
+        metadata.extend(MetadataRecord::of(record));
+        if !record.kind.is_event_header() {
+            return;
+        }
+        if self.providers.last() != Some(&record.provider) {
+            self.providers.push(record.provider);
+        }
+        if let Some(copy) = &mut self.copy {
+            copy.extend_from_slice(bytes.get(at..self.end).unwrap_or_default());
+        }
+    }
+
+    /// The buffer is read: each provider listed once.
+    fn done(mut self) -> Revisit {
+        self.providers.sort_unstable();
+        self.providers.dedup();
+        self
+    }
 }
 
 fn utc(ft: i64) -> String {
@@ -409,4 +655,82 @@ pub fn write_text(out: &mut impl Write, r: &Value) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use nettrail_decode::Schemas;
+    use nettrail_etl::{Trace, TraceFile};
+
+    use super::Facts;
+
+    /// Reading a trace once (counting with the schemas known before its
+    /// metadata, then counting again what the metadata describes) gives the
+    /// facts that learning first and counting after gives, on every corpus
+    /// trace: providers the metadata describes (net.4.5.2: ten, among them
+    /// the runtime's, whose method loads are counted; diaghub.user_paged:
+    /// EventSource manifests), compressed and damaged traces.
+    #[test]
+    fn one_pass_counts_what_two_passes_count() {
+        let mut compared = 0;
+        for path in nettrail_testkit::corpus_traces() {
+            let Ok(file) = TraceFile::open(&path) else { continue };
+            let Ok(trace) = Trace::open(&file) else { continue };
+            let (once, once_problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), u64::MAX);
+            let (twice, twice_problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), 0);
+            assert_eq!(once.document, twice.document, "{}", path.display());
+            assert_eq!(once_problems, twice_problems, "{}", path.display());
+            compared += 1;
+        }
+        assert!(compared >= 20, "{compared} traces compared");
+    }
+
+    /// What the single pass counts again is what the trace's metadata
+    /// describes: on the compressed PerfView trace, the runtime's events,
+    /// counted from copies of its buffers' EVENT_HEADER records; stored
+    /// decompressed, from the buffers themselves after the first count of
+    /// them is forgotten (the method loads among them too).
+    #[test]
+    fn the_perfview_trace_counts_its_embedded_schemas_compressed_or_not() {
+        let path = nettrail_testkit::corpus_file("perfview__net.4.5.2.x86.etl");
+        let source = std::fs::read(&path).unwrap();
+        let stored = expanded(&source);
+        for bytes in [&source, &stored] {
+            let trace = Trace::parse(bytes).unwrap();
+            let (once, problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), u64::MAX);
+            assert!(problems.is_empty(), "{problems:?}");
+            assert_eq!(once.document["modules"]["managed_methods"], 14188);
+            let runtime = once.document["providers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "Microsoft-Windows-DotNETRuntime")
+                .unwrap();
+            assert_eq!(runtime["decoded"], 11608, "{runtime}");
+            assert_eq!(runtime["schema_sources"], serde_json::json!(["embedded_event_info"]), "{runtime}");
+            let (twice, _) = Facts::counted_below(&path, &trace, &mut Schemas::new(), 0);
+            assert_eq!(once.document, twice.document);
+        }
+    }
+
+    /// `source` with every compressed buffer stored decompressed.
+    fn expanded(source: &[u8]) -> Vec<u8> {
+        use nettrail_etl::buffer::BufferFlags;
+        let trace = Trace::parse(source).unwrap();
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        for info in trace.buffers().iter() {
+            if !info.header.is_compressed() {
+                out.extend_from_slice(&source[info.offset as usize..][..info.stored_len]);
+                continue;
+            }
+            let mut image = trace.contents(&info, &mut scratch).bytes.to_vec();
+            image.resize(trace.header().buffer_size as usize, 0xFF);
+            let flags = u16::from_le_bytes([image[0x34], image[0x35]]) & !BufferFlags::COMPRESSED;
+            image[0x34..0x36].copy_from_slice(&flags.to_le_bytes());
+            let size = image.len() as u32;
+            image[0..4].copy_from_slice(&size.to_le_bytes());
+            out.extend(image);
+        }
+        out
+    }
 }

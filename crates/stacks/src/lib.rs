@@ -33,5 +33,5 @@ mod stacks;
 
 pub use frames::{Frames, NoSymbols, Symbols};
 pub use modules::{Method, Module, Modules, PdbId};
-pub use scan::{BufferScan, Code, CodeJoin, FrameTable, scan};
+pub use scan::{BufferScan, Code, CodeJoin, FrameTable, MethodCounts, scan};
 pub use stacks::{STACK_WALK, Stack, StackCursor, StackId, StackRef, Stacks, kernel_boundary};

@@ -424,6 +424,11 @@ pub struct Modules {
 }
 
 impl Modules {
+    /// Adds `n` method loads to those a counting scan counted.
+    pub(crate) fn add_counted_methods(&mut self, n: usize) {
+        self.counted.methods += n;
+    }
+
     /// Builds the map from the facts of a scan, given in time order (equal
     /// times in file order), with the identities not attached to their load
     /// ([`Identities::attach`]) by time and base, and what a counting scan

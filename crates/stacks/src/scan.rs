@@ -29,6 +29,14 @@ pub struct Code {
     pub unread: usize,
 }
 
+impl Code {
+    /// Adds method loads counted apart from the scans the join took (a
+    /// count that read some events again, with other schemas).
+    pub fn add_methods(&mut self, methods: MethodCounts) {
+        self.modules.add_counted_methods(methods.0.iter().sum());
+    }
+}
+
 /// What one buffer says about code, record by record, in file order.
 /// [`scan`] reads buffers for this alone; a pass that decodes every record
 /// anyway (`nettrail info`, counting what decodes) adds them to its own, so
@@ -46,7 +54,7 @@ pub struct BufferScan<'w> {
     marks: Vec<LoadMark>,
     /// Module identities of the buffer, then those not met next to their load.
     identities: Identities,
-    methods_counted: usize,
+    methods_counted: MethodCounts,
     /// Where the fields [`fact`] reads sit, for the last few layouts.
     layouts: Vec<FieldIndex>,
     /// Where the parts' frames are kept, once per distinct list (`arena`
@@ -186,7 +194,7 @@ impl<'w> BufferScan<'w> {
             names: true,
             marks: Vec::new(),
             identities: Identities::default(),
-            methods_counted: 0,
+            methods_counted: MethodCounts::default(),
             layouts: Vec::new(),
             shared,
         }
@@ -276,6 +284,11 @@ impl<'w> BufferScan<'w> {
         nettrail_decode::payload::decode(fields, record.payload, record.pointer_size, values).is_ok()
     }
 
+    /// The method loads this counting scan counted.
+    pub fn methods_counted(&self) -> MethodCounts {
+        self.methods_counted
+    }
+
     /// Takes the record's stack part or module or method fact, if it has one;
     /// `decoded` is its schema and values, if it decoded (needed only where
     /// [`BufferScan::needs_decoding`]).
@@ -319,11 +332,37 @@ impl<'w> BufferScan<'w> {
                 Some(pdb @ Fact::Pdb { .. }) => {
                     self.identities.take(pdb);
                 }
-                Some(Fact::MethodLoaded { .. }) => self.methods_counted += 1,
+                Some(Fact::MethodLoaded { .. }) => {
+                    if let Some(slot) = method_slot(&record.provider) {
+                        self.methods_counted.0[slot] += 1;
+                    }
+                }
                 // Counting needs neither a method's unload nor a module's file identity.
                 Some(Fact::MethodUnloaded { .. } | Fact::Identity { .. }) | None => {}
             }
         }
+    }
+}
+
+/// Method loads counted (by a counting scan): of the runtime's events and
+/// of its rundown's, kept apart so that either can be counted again.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MethodCounts([usize; 2]);
+
+impl MethodCounts {
+    /// These counts and `other`'s.
+    pub fn plus(self, other: MethodCounts) -> MethodCounts {
+        MethodCounts([self.0[0] + other.0[0], self.0[1] + other.0[1]])
+    }
+}
+
+/// Where method loads of `provider`'s events are counted: the runtime's,
+/// then its rundown's.
+fn method_slot(provider: &Guid) -> Option<usize> {
+    match *provider {
+        CLR => Some(0),
+        CLR_RUNDOWN => Some(1),
+        _ => None,
     }
 }
 
@@ -456,7 +495,7 @@ pub struct CodeJoin {
     /// Module identities not met next to their load.
     identities: Identities,
     marks: SortedRuns<LoadMark>,
-    methods_counted: usize,
+    methods_counted: MethodCounts,
     keep_events: bool,
 }
 
@@ -485,7 +524,7 @@ impl CodeJoin {
             facts: SortedRuns::new(run_items / 4),
             identities: Identities::default(),
             marks: SortedRuns::new(run_items),
-            methods_counted: 0,
+            methods_counted: MethodCounts::default(),
             keep_events,
         }
     }
@@ -497,7 +536,16 @@ impl CodeJoin {
         self.facts.add(&mut scan.facts);
         self.marks.add(&mut scan.marks);
         self.identities.extend(scan.identities);
-        self.methods_counted += scan.methods_counted;
+        self.methods_counted = self.methods_counted.plus(scan.methods_counted);
+    }
+
+    /// Forgets the method loads counted of `provider`'s events, to count
+    /// them again (none are counted of a provider other than the runtime
+    /// and its rundown).
+    pub fn forget_methods(&mut self, provider: &Guid) {
+        if let Some(slot) = method_slot(provider) {
+            self.methods_counted.0[slot] = 0;
+        }
     }
 
     /// The code of every scan taken. `shared` is the table the scans kept
@@ -514,7 +562,7 @@ impl CodeJoin {
             },
             || {
                 let mut marks = marks.into_sorted();
-                let counted = Counted::of(&mut marks, &identities, methods_counted);
+                let counted = Counted::of(&mut marks, &identities, methods_counted.0.iter().sum());
                 let mut timeline = facts.into_sorted();
                 let modules = Modules::build(&mut timeline, &identities, kernel_boundary(pointer_size), counted);
                 (modules, marks.unread() + timeline.unread())
