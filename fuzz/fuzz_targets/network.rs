@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use nettrail_decode::Schemas;
 use nettrail_etl::Trace;
-use nettrail_export::facts::Facts;
+use nettrail_export::facts::{Facts, Reading};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(trace) = Trace::parse(data) else { return };
@@ -21,13 +21,16 @@ fuzz_target!(|data: &[u8]| {
     // marks, each buffer's items sorted on its thread and merged: the same
     // counts as the join that keeps them.
     let path = std::path::Path::new("fuzzed.etl");
-    let (counted, _) = Facts::counted_below(path, &trace, &mut Schemas::new(), 0);
+    let (counted, _) = Facts::counted_reading(path, &trace, &mut Schemas::new(), Reading::TWICE);
     assert_eq!(counted.code.stacks.counts(), code.stacks.counts());
     assert_eq!(counted.code.modules.counts(), code.modules.counts());
     // Read once, counting again what the trace's metadata describes: the
     // same facts as learning first.
-    let (once, _) = Facts::counted_below(path, &trace, &mut Schemas::new(), u64::MAX);
-    assert_eq!(once.document, counted.document);
+    for copies_up_to in [usize::MAX, 0] {
+        let reading = Reading { once_below: u64::MAX, copies_up_to };
+        let (once, _) = Facts::counted_reading(path, &trace, &mut Schemas::new(), reading);
+        assert_eq!(once.document, counted.document);
+    }
     for row in &report.requests {
         if let Some(end) = row.end {
             let _ = nettrail_net::report::duration(row.start, Some(end));

@@ -540,11 +540,15 @@ impl Schemas {
         let mut classic = false;
         let mut providers = crate::fasthash::FastSet::default();
         for set in [&self.embedded, &self.event_source] {
-            providers.extend(set.providers.keys().copied());
             for key in set.events.keys() {
                 classic |= matches!(key, SchemaKey::Classic { .. });
                 providers.insert(key.guid());
             }
+            // A provider named without its events changes what is said of
+            // its events only if no other source knew it: "no schema for the
+            // provider" becomes "for the event".
+            let unknown = |guid: &&Guid| !BuiltIn::knows(guid) && !self.manifests.providers.contains_key(guid);
+            providers.extend(set.providers.keys().filter(unknown).copied());
         }
         (providers, classic)
     }

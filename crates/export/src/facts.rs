@@ -5,6 +5,7 @@
 //! text `nettrail info` prints.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nettrail_decode::fasthash::FastSet;
 use nettrail_decode::{Coverage, CoverageCounter, LookupCache, MetadataLearner, MetadataRecord, Schemas};
@@ -39,29 +40,32 @@ impl Facts {
     /// and names, which the document does not show (a third of the work on a
     /// PerfView trace's CLR method events).
     ///
-    /// A trace of up to [`ONE_PASS_BELOW`] bytes of records is read once:
+    /// A trace of up to [`Reading::DEFAULT`]'s bytes of records is read once:
     /// counted with the schemas known before its metadata, while the
-    /// metadata is gathered; then the events of the providers the metadata
-    /// describes are counted again (from copies of a compressed buffer's
-    /// events, or in place), and their counts replace the first ones. The
-    /// search for metadata was a second walk of every buffer (a second
-    /// decompression of a compressed one): figures in docs/performance.md,
-    /// tenth pass.
+    /// metadata is gathered; a compressed buffer's EVENT_HEADER records
+    /// (the only ones such metadata describes) are copied instead, up to a
+    /// budget, and counted from the copy at the end. Then
+    /// the other EVENT_HEADER records of the providers the metadata
+    /// describes are counted again, in the buffers that hold them, and
+    /// their counts replace the first ones. The search for metadata was a
+    /// second walk of every buffer (a second decompression of a compressed
+    /// one): figures in docs/performance.md, tenth pass.
     pub fn counted(path: &std::path::Path, trace: &Trace<'_>, schemas: &mut Schemas) -> (Facts, Vec<String>) {
-        Facts::counted_below(path, trace, schemas, ONE_PASS_BELOW)
+        Facts::counted_reading(path, trace, schemas, Reading::DEFAULT)
     }
 
-    /// [`Facts::counted`], reading the trace once if it holds fewer than
-    /// `one_pass_below` bytes of records (0: never, u64::MAX: always; the
-    /// tests and the fuzz target compare the two).
-    pub fn counted_below(
+    /// [`Facts::counted`], reading the trace as `reading` says.
+    pub fn counted_reading(
         path: &std::path::Path,
         trace: &Trace<'_>,
         schemas: &mut Schemas,
-        one_pass_below: u64,
+        reading: Reading,
     ) -> (Facts, Vec<String>) {
-        let (counts, problems) = if trace.holds_less_than(one_pass_below) {
-            count_learning(trace, schemas)
+        // Told from the number of buffers, not their headers: reading every
+        // header maps every page of the file (a page fault maps 64 KiB).
+        let capacity = (trace.buffers().len() as u64).saturating_mul(u64::from(trace.header().buffer_size));
+        let (counts, problems) = if capacity < reading.once_below {
+            count_learning(trace, schemas, reading.copies_up_to)
         } else {
             let problems = schemas.learn(trace);
             (count(trace, schemas, false), problems)
@@ -89,9 +93,26 @@ impl Facts {
     }
 }
 
-/// Bytes of records up to which [`Facts::counted`] reads a trace once: its
-/// copies of compressed buffers' EVENT_HEADER records stay below this.
-pub const ONE_PASS_BELOW: u64 = 64 << 20;
+/// How [`Facts::counted`] reads a trace; the tests and the fuzz target
+/// compare the ways.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading {
+    /// Bytes of buffers (their number times their size) below which a
+    /// trace is read once (0: learnt first, then counted).
+    pub once_below: u64,
+    /// Bytes of compressed buffers' EVENT_HEADER records copied at most
+    /// (the records of the buffers past it are counted as the others are,
+    /// and those counted again are decompressed again).
+    pub copies_up_to: usize,
+}
+
+impl Reading {
+    /// Once below 1 GiB of buffers (what is kept of each buffer to count
+    /// again, ~100 bytes, stays small), with 64 MiB of copies.
+    pub const DEFAULT: Reading = Reading { once_below: 1 << 30, copies_up_to: 64 << 20 };
+    /// The metadata learnt first, then every record counted.
+    pub const TWICE: Reading = Reading { once_below: 0, copies_up_to: 0 };
+}
 
 /// What one pass over the buffers leaves before its results are put together.
 struct Pass {
@@ -133,7 +154,7 @@ struct BufferCount<'s> {
 /// are read once for all three.
 fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverage, Code) {
     let shared = FrameTable::default();
-    let Pass { summaries, counters, join, .. } = read(trace, schemas, &shared, names, false);
+    let Pass { summaries, counters, join, .. } = read(trace, schemas, &shared, names, None);
     let (code, (summary, coverage)) = rayon::join(
         || join.finish(&shared, trace.pointer_size()),
         || (Summary::from_buffers(trace, summaries), Coverage::from_counters(counters)),
@@ -145,10 +166,15 @@ fn count(trace: &Trace<'_>, schemas: &Schemas, names: bool) -> (Summary, Coverag
 /// metadata and gathers that metadata, then counts what it set aside
 /// (compressed buffers' EVENT_HEADER records, from their copies) and, again,
 /// the events of the providers the metadata describes ([`Facts::counted`]).
-fn count_learning(trace: &Trace<'_>, schemas: &mut Schemas) -> ((Summary, Coverage, Code), Vec<String>) {
+fn count_learning(
+    trace: &Trace<'_>,
+    schemas: &mut Schemas,
+    copies_up_to: usize,
+) -> ((Summary, Coverage, Code), Vec<String>) {
     schemas.set_build(Some(trace.header().build));
     let shared = FrameTable::default();
-    let Pass { summaries, mut counters, mut join, revisits, learner } = read(trace, schemas, &shared, false, true);
+    let Pass { summaries, mut counters, mut join, revisits, learner } =
+        read(trace, schemas, &shared, false, Some(copies_up_to));
     let problems = learner.finish(schemas, trace.header().build);
     let (described, classic) = schemas.learned_providers();
     for provider in &described {
@@ -180,6 +206,9 @@ fn count_learning(trace: &Trace<'_>, schemas: &mut Schemas) -> ((Summary, Covera
     ((summary, coverage, code), problems)
 }
 
+/// Buffers counted again between two hand-backs of their pages.
+const RECOUNT_RUN: usize = 64;
+
 /// What the first pass of [`count_learning`] left to count: every record of
 /// the copies it made, and in the other buffers the EVENT_HEADER records of
 /// the `described` providers. What decodes, by buffer, and the method loads.
@@ -189,47 +218,27 @@ fn recount(
     revisits: &[Revisit],
     described: &FastSet<Guid>,
 ) -> (Vec<CoverageCounter>, MethodCounts) {
-    let every_process = |_| true;
-    let again: Vec<(CoverageCounter, MethodCounts)> = revisits
-        .par_iter()
+    let wanted: Vec<&Revisit> = revisits
+        .iter()
         .filter(|revisit| revisit.copy.is_some() || revisit.providers.iter().any(|guid| described.contains(guid)))
-        .map_init(
-            || (Vec::new(), LookupCache::default()),
-            |(scratch, cache), revisit| {
-                let mut coverage = CoverageCounter::default();
-                // Stack parts are read again too, into a table of their own
-                // that is dropped: the first pass counted them.
-                let frames = FrameTable::default();
-                let mut scan = BufferScan::counting(&every_process, &frames);
-                let mut values = Vec::new();
-                // A copy holds only records set aside, every one counted.
-                let copied = revisit.copy.is_some();
-                let wanted = |guid: &Guid| copied || described.contains(guid);
-                let contents;
-                let bytes = match &revisit.copy {
-                    Some(copy) => &copy[..],
-                    None => {
-                        contents = trace.contents(&revisit.info, scratch);
-                        contents.bytes.get(..revisit.end).unwrap_or(contents.bytes)
-                    }
-                };
-                let mut records = BufferRecords::new(bytes, &revisit.info, trace.pointer_size());
-                while let Some(Ok((_, record))) = records.next_searched(false, |guid, _| wanted(guid)) {
-                    if !record.kind.is_event_header() || !wanted(&record.provider) {
-                        continue;
-                    }
-                    let decoded = schemas.check_cached(cache, &record, &mut values);
-                    coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-                    let read = match decoded {
-                        Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
-                        Err(_) => None,
-                    };
-                    scan.add(&record, read.map(|schema| (schema, &values[..])));
-                }
-                (coverage, scan.methods_counted())
-            },
-        )
         .collect();
+    // The buffers read from the file are handed back a few at a time, as
+    // the first pass handed its runs back.
+    let mut releaser = Releaser::new(trace);
+    let mut again: Vec<(CoverageCounter, MethodCounts)> = Vec::with_capacity(wanted.len());
+    for some in wanted.chunks(RECOUNT_RUN) {
+        let counted = some
+            .par_iter()
+            .map_init(
+                || (Vec::new(), LookupCache::default()),
+                |(scratch, cache), revisit| recount_buffer(trace, schemas, revisit, described, scratch, cache),
+            )
+            .collect::<Vec<_>>();
+        again.extend(counted);
+        for revisit in some.iter().filter(|revisit| revisit.copy.is_none()) {
+            releaser.done(&revisit.info);
+        }
+    }
     let mut methods = MethodCounts::default();
     let counters = again
         .into_iter()
@@ -241,10 +250,55 @@ fn recount(
     (counters, methods)
 }
 
+/// [`recount`] of one buffer: from its copy, every record; else, from the
+/// buffer, the EVENT_HEADER records of the `described` providers.
+fn recount_buffer(
+    trace: &Trace<'_>,
+    schemas: &Schemas,
+    revisit: &Revisit,
+    described: &FastSet<Guid>,
+    scratch: &mut Vec<u8>,
+    cache: &mut LookupCache,
+) -> (CoverageCounter, MethodCounts) {
+    let every_process = |_| true;
+    let mut coverage = CoverageCounter::default();
+    // Stack parts are read again too, into a table of their own that is
+    // dropped: the first pass counted them.
+    let frames = FrameTable::default();
+    let mut scan = BufferScan::counting(&every_process, &frames);
+    let mut values = Vec::new();
+    // A copy holds only records set aside, every one counted.
+    let copied = revisit.copy.is_some();
+    let wanted = |guid: &Guid| copied || described.contains(guid);
+    let contents;
+    let bytes = match &revisit.copy {
+        Some(copy) => &copy[..],
+        None => {
+            contents = trace.contents(&revisit.info, scratch);
+            contents.bytes.get(..revisit.end).unwrap_or(contents.bytes)
+        }
+    };
+    let mut records = BufferRecords::new(bytes, &revisit.info, trace.pointer_size());
+    while let Some(Ok((_, record))) = records.next_searched(false, |guid, _| wanted(guid)) {
+        if !record.kind.is_event_header() || !wanted(&record.provider) {
+            continue;
+        }
+        let decoded = schemas.check_cached(cache, &record, &mut values);
+        coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
+        let read = match decoded {
+            Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
+            Err(_) => None,
+        };
+        scan.add(&record, read.map(|schema| (schema, &values[..])));
+    }
+    (coverage, scan.methods_counted())
+}
+
 /// Reads every buffer, a run at a time: summaries, what decodes, stacks and
-/// modules; for a pass that `learning`, also the trace's metadata and a
+/// modules; for a pass that is `learning` (with room for so many bytes of
+/// copies), also the trace's metadata and a
 /// [`Revisit`] of each buffer with EVENT_HEADER records.
-fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, learning: bool) -> Pass {
+fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, learning: Option<usize>) -> Pass {
     let every_process = |_| true;
     // Buffers are read a run at a time, its pages handed back in one step
     // after it ([`Trace::buffer_runs`]); each buffer's scan goes to the join
@@ -257,6 +311,8 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
         revisits: Vec::new(),
         learner: MetadataLearner::default(),
     };
+    // What is left of the copies' room.
+    let room = AtomicUsize::new(learning.unwrap_or(0));
     let mut releaser = Releaser::new(trace);
     for run in trace.buffer_runs(Trace::RUN_BYTES) {
         let buffers: Vec<BufferCount<'_>> = run
@@ -273,11 +329,11 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
                     };
                     let mut values = Vec::new();
                     let contents = trace.contents(&info, scratch);
-                    let mut revisit = learning.then(|| Revisit {
+                    let mut revisit = learning.map(|_| Revisit {
                         info,
                         providers: Vec::new(),
                         end: 0,
-                        copy: info.header.is_compressed().then(|| {
+                        copy: (info.header.is_compressed() && reserve(&room, contents.bytes.len())).then(|| {
                             let mut copy = Vec::with_capacity(contents.bytes.len());
                             copy.extend_from_slice(contents.bytes.get(..BUFFER_HEADER_SIZE).unwrap_or_default());
                             copy
@@ -323,6 +379,11 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
                         summary.damaged(e);
                     }
                     scan.done();
+                    if let Some(copy) = revisit.as_mut().and_then(|revisit| revisit.copy.as_mut()) {
+                        // The room reserved and not taken goes back.
+                        copy.shrink_to_fit();
+                        room.fetch_add(contents.bytes.len() - copy.len(), Ordering::Relaxed);
+                    }
                     let revisit = revisit.filter(|revisit| !revisit.providers.is_empty()).map(Revisit::done);
                     BufferCount { summary, coverage, scan, revisit, metadata }
                 },
@@ -347,6 +408,11 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
         releaser.done_all(run);
     }
     pass
+}
+
+/// Takes `bytes` of the copies' `room`, if it has that many left.
+fn reserve(room: &AtomicUsize, bytes: usize) -> bool {
+    room.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(bytes)).is_ok()
 }
 
 impl Revisit {
@@ -662,7 +728,7 @@ mod tests {
     use nettrail_decode::Schemas;
     use nettrail_etl::{Trace, TraceFile};
 
-    use super::Facts;
+    use super::{Facts, Reading};
 
     /// Reading a trace once (counting with the schemas known before its
     /// metadata, then counting again what the metadata describes) gives the
@@ -676,10 +742,14 @@ mod tests {
         for path in nettrail_testkit::corpus_traces() {
             let Ok(file) = TraceFile::open(&path) else { continue };
             let Ok(trace) = Trace::open(&file) else { continue };
-            let (once, once_problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), u64::MAX);
-            let (twice, twice_problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), 0);
-            assert_eq!(once.document, twice.document, "{}", path.display());
-            assert_eq!(once_problems, twice_problems, "{}", path.display());
+            let (twice, twice_problems) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), Reading::TWICE);
+            // Copies of every compressed buffer's records, of some, of none.
+            for copies_up_to in [usize::MAX, 200_000, 0] {
+                let reading = Reading { once_below: u64::MAX, copies_up_to };
+                let (once, once_problems) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), reading);
+                assert_eq!(once.document, twice.document, "{} {reading:?}", path.display());
+                assert_eq!(once_problems, twice_problems, "{} {reading:?}", path.display());
+            }
             compared += 1;
         }
         assert!(compared >= 20, "{compared} traces compared");
@@ -697,7 +767,7 @@ mod tests {
         let stored = expanded(&source);
         for bytes in [&source, &stored] {
             let trace = Trace::parse(bytes).unwrap();
-            let (once, problems) = Facts::counted_below(&path, &trace, &mut Schemas::new(), u64::MAX);
+            let (once, problems) = Facts::counted(&path, &trace, &mut Schemas::new());
             assert!(problems.is_empty(), "{problems:?}");
             assert_eq!(once.document["modules"]["managed_methods"], 14188);
             let runtime = once.document["providers"]
@@ -708,7 +778,7 @@ mod tests {
                 .unwrap();
             assert_eq!(runtime["decoded"], 11608, "{runtime}");
             assert_eq!(runtime["schema_sources"], serde_json::json!(["embedded_event_info"]), "{runtime}");
-            let (twice, _) = Facts::counted_below(&path, &trace, &mut Schemas::new(), 0);
+            let (twice, _) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), Reading::TWICE);
             assert_eq!(once.document, twice.document);
         }
     }
