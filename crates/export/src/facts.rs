@@ -40,16 +40,16 @@ impl Facts {
     /// and names, which the document does not show (a third of the work on a
     /// PerfView trace's CLR method events).
     ///
-    /// A trace of up to [`Reading::DEFAULT`]'s bytes of records is read once:
-    /// counted with the schemas known before its metadata, while the
-    /// metadata is gathered; a compressed buffer's EVENT_HEADER records
-    /// (the only ones such metadata describes) are copied instead, up to a
-    /// budget, and counted from the copy at the end. Then
-    /// the other EVENT_HEADER records of the providers the metadata
-    /// describes are counted again, in the buffers that hold them, and
-    /// their counts replace the first ones. The search for metadata was a
-    /// second walk of every buffer (a second decompression of a compressed
-    /// one): figures in docs/performance.md, tenth pass.
+    /// A trace of under 1 GiB of buffers ([`Reading::DEFAULT`]) is read
+    /// once: counted with the schemas known before its metadata, while the
+    /// metadata is gathered; a compressed buffer's EVENT_HEADER records (the
+    /// only ones such metadata describes) are copied instead, up to a
+    /// budget, and counted from the copy at the end. Then the other
+    /// EVENT_HEADER records of the providers the metadata describes are
+    /// counted again, in the buffers that hold them, and their counts
+    /// replace the first ones. The search for metadata was a second walk of
+    /// every buffer (a second decompression of a compressed one): figures in
+    /// docs/performance.md, tenth pass.
     pub fn counted(path: &std::path::Path, trace: &Trace<'_>, schemas: &mut Schemas) -> (Facts, Vec<String>) {
         Facts::counted_reading(path, trace, schemas, Reading::DEFAULT)
     }
