@@ -447,7 +447,7 @@ impl Schemas {
         if record.kind.is_event_header() && record.flags & event_header_flags::STRING_ONLY != 0 {
             return Ok(string_only(provider()));
         }
-        if record.kind.is_event_header() && record.id == 0xFFFE && self.lookup(&key).is_none() {
+        if record.kind.is_event_header() && record.id == EVENT_SOURCE_MANIFEST && self.lookup(&key).is_none() {
             return Ok(manifest_data(provider()));
         }
         self.lookup(&key)
@@ -610,6 +610,9 @@ impl Schemas {
     }
 }
 
+/// The event id of an EventSource's manifest chunks (ManifestData).
+const EVENT_SOURCE_MANIFEST: u16 = 0xFFFE;
+
 /// A record that carries schemas for other events: TRACE_EVENT_INFO or
 /// EVENT_MAP_INFO that a merge embedded (KernelTraceControl MetaData, a
 /// classic event class), or a chunk of an EventSource's manifest (its
@@ -623,7 +626,6 @@ pub enum MetadataRecord {
 
 impl MetadataRecord {
     const CLASS: Guid = Guid::parse_const("bbccf6c1-6cd1-48c4-80ff-839482e37671");
-    const EVENT_SOURCE_MANIFEST: u16 = 0xFFFE;
 
     /// The metadata a record carries, if it is one of those.
     pub fn of(record: &Record<'_>) -> Option<MetadataRecord> {
@@ -633,7 +635,7 @@ impl MetadataRecord {
                 33 => Some(MetadataRecord::EventMapInfo(record.payload.to_vec())),
                 _ => None,
             }
-        } else if record.kind.is_event_header() && record.id == Self::EVENT_SOURCE_MANIFEST {
+        } else if record.kind.is_event_header() && record.id == EVENT_SOURCE_MANIFEST {
             Some(MetadataRecord::ManifestChunk(record.provider, record.payload.to_vec()))
         } else {
             None
@@ -644,7 +646,7 @@ impl MetadataRecord {
     /// (`BufferRecords::next_searched`; classic ones other than kernel
     /// records are read anyway).
     pub fn wanted(_provider: &Guid, id: u16) -> bool {
-        id == Self::EVENT_SOURCE_MANIFEST
+        id == EVENT_SOURCE_MANIFEST
     }
 }
 

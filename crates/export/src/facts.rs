@@ -225,7 +225,7 @@ fn recount(
     // The buffers read from the file are handed back a few at a time, as
     // the first pass handed its runs back.
     let mut releaser = Releaser::new(trace);
-    let mut again: Vec<(CoverageCounter, MethodCounts)> = Vec::with_capacity(wanted.len());
+    let (mut counters, mut methods) = (Vec::with_capacity(wanted.len()), MethodCounts::default());
     for some in wanted.chunks(RECOUNT_RUN) {
         let counted = some
             .par_iter()
@@ -234,19 +234,14 @@ fn recount(
                 |(scratch, cache), revisit| recount_buffer(trace, schemas, revisit, described, scratch, cache),
             )
             .collect::<Vec<_>>();
-        again.extend(counted);
+        for (counter, of_buffer) in counted {
+            counters.push(counter);
+            methods = methods.plus(of_buffer);
+        }
         for revisit in some.iter().filter(|revisit| revisit.copy.is_none()) {
             releaser.done(&revisit.info);
         }
     }
-    let mut methods = MethodCounts::default();
-    let counters = again
-        .into_iter()
-        .map(|(counter, of_buffer)| {
-            methods = methods.plus(of_buffer);
-            counter
-        })
-        .collect();
     (counters, methods)
 }
 
@@ -283,15 +278,38 @@ fn recount_buffer(
         if !record.kind.is_event_header() || !wanted(&record.provider) {
             continue;
         }
-        let decoded = schemas.check_cached(cache, &record, &mut values);
-        coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-        let read = match decoded {
-            Ok(schema) => scan.decode_counted(schema, &record, &mut values).then_some(schema),
-            Err(_) => None,
-        };
-        scan.add(&record, read.map(|schema| (schema, &values[..])));
+        count_record(schemas, cache, &record, &mut values, &mut coverage, &mut scan, false);
     }
     (coverage, scan.methods_counted())
+}
+
+/// Counts one record: what decodes (the schema's source, or why not), and
+/// its stack part or module or method fact. Only the stacks scan needs the
+/// values, of a few kinds of record; counting (`names` false) needs the
+/// fields before their names. Always inlined: it is the body of the loops
+/// over a buffer's records.
+#[inline(always)]
+fn count_record<'a>(
+    schemas: &Schemas,
+    cache: &mut LookupCache,
+    record: &Record<'a>,
+    values: &mut Vec<nettrail_decode::Value<'a>>,
+    coverage: &mut CoverageCounter,
+    scan: &mut BufferScan<'_>,
+    names: bool,
+) {
+    let decoded = if names && BufferScan::needs_decoding(record) {
+        schemas.decode_cached(cache, record, values)
+    } else {
+        schemas.check_cached(cache, record, values)
+    };
+    coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
+    let read = match decoded {
+        Ok(schema) if names => Some(schema),
+        Ok(schema) => scan.decode_counted(schema, record, values).then_some(schema),
+        Err(_) => None,
+    };
+    scan.add(record, read.map(|schema| (schema, &values[..])));
 }
 
 /// Reads every buffer, a run at a time: summaries, what decodes, stacks and
@@ -360,20 +378,7 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
                                 continue;
                             }
                         }
-                        // Only the stacks scan needs the values, of a few kinds of
-                        // record; counting needs the fields before their names.
-                        let decoded = if names && BufferScan::needs_decoding(record) {
-                            schemas.decode_cached(cache, record, &mut values)
-                        } else {
-                            schemas.check_cached(cache, record, &mut values)
-                        };
-                        coverage.count(record.provider, decoded.as_ref().map(|schema| schema.source));
-                        let read = match decoded {
-                            Ok(schema) if names => Some(schema),
-                            Ok(schema) => scan.decode_counted(schema, record, &mut values).then_some(schema),
-                            Err(_) => None,
-                        };
-                        scan.add(record, read.map(|schema| (schema, &values[..])));
+                        count_record(schemas, cache, record, &mut values, &mut coverage, &mut scan, names);
                     }
                     if let Some(e) = contents.error {
                         summary.damaged(e);
