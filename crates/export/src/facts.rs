@@ -61,10 +61,7 @@ impl Facts {
         schemas: &mut Schemas,
         reading: Reading,
     ) -> (Facts, Vec<String>) {
-        // Told from the number of buffers, not their headers: reading every
-        // header maps every page of the file (a page fault maps 64 KiB).
-        let capacity = (trace.buffers().len() as u64).saturating_mul(u64::from(trace.header().buffer_size));
-        let (counts, problems) = if capacity < reading.once_below {
+        let (counts, problems) = if reads_once(trace, reading.once_below) {
             count_learning(trace, schemas, reading.copies_up_to)
         } else {
             let problems = schemas.learn(trace);
@@ -97,8 +94,8 @@ impl Facts {
 /// compare the ways.
 #[derive(Clone, Copy, Debug)]
 pub struct Reading {
-    /// Bytes of buffers (their number times their size) below which a
-    /// trace is read once (0: learnt first, then counted).
+    /// Bytes of buffers (their number times their size, 64 KiB at least)
+    /// below which a trace is read once (0: learnt first, then counted).
     pub once_below: u64,
     /// Bytes of compressed buffers' EVENT_HEADER records copied at most
     /// (the records of the buffers past it are counted as the others are,
@@ -112,6 +109,17 @@ impl Reading {
     pub const DEFAULT: Reading = Reading { once_below: 1 << 30, copies_up_to: 64 << 20 };
     /// The metadata learnt first, then every record counted.
     pub const TWICE: Reading = Reading { once_below: 0, copies_up_to: 0 };
+}
+
+/// Whether a trace's buffers, counted at 64 KiB at least each, come to
+/// fewer than `once_below` bytes. Told from the number of buffers, not their
+/// headers: reading every header maps every page of the file (a page fault
+/// maps 64 KiB). The floor bounds what the single pass keeps per buffer
+/// however small a trace's buffers are, or its header says they are: 16 384
+/// buffers below 1 GiB.
+fn reads_once(trace: &Trace<'_>, once_below: u64) -> bool {
+    let each = u64::from(trace.header().buffer_size).max(64 << 10);
+    (trace.buffers().len() as u64).saturating_mul(each) < once_below
 }
 
 /// What one pass over the buffers leaves before its results are put together.
@@ -758,6 +766,19 @@ mod tests {
             compared += 1;
         }
         assert!(compared >= 20, "{compared} traces compared");
+    }
+
+    /// The single pass is chosen from the number of buffers, each counted
+    /// at 64 KiB at least: tx__KernelNetwork's 129 buffers of 8 KiB count as
+    /// 129 × 64 KiB, diaghub.kernel's 59 of 64 KiB as 59 × 64 KiB.
+    #[test]
+    fn the_single_pass_is_chosen_by_buffers_of_64_kib_at_least() {
+        for (name, buffers) in [("tx__KernelNetwork.etl", 129), ("perfview__diaghub.kernel.1.etl", 59)] {
+            let file = TraceFile::open(nettrail_testkit::corpus_file(name)).unwrap();
+            let trace = Trace::open(&file).unwrap();
+            assert!(!super::reads_once(&trace, buffers * 65536), "{name}");
+            assert!(super::reads_once(&trace, buffers * 65536 + 1), "{name}");
+        }
     }
 
     /// What the single pass counts again is what the trace's metadata
