@@ -138,8 +138,11 @@ struct Pass {
 /// holds EVENT_HEADER records, to count those of some providers again.
 struct Revisit {
     info: BufferInfo,
-    /// The providers of its EVENT_HEADER records, each once.
+    /// The providers of its EVENT_HEADER records, each once; emptied for
+    /// a buffer of more than [`Revisit::PROVIDERS`], which is read again
+    /// whatever the metadata describes.
     providers: Vec<Guid>,
+    many: bool,
     /// A compressed buffer's EVENT_HEADER records as they lay, after a
     /// buffer header's room: read again without decompressing the buffer.
     copy: Option<Vec<u8>>,
@@ -228,7 +231,9 @@ fn recount(
 ) -> (Vec<CoverageCounter>, MethodCounts) {
     let wanted: Vec<&Revisit> = revisits
         .iter()
-        .filter(|revisit| revisit.copy.is_some() || revisit.providers.iter().any(|guid| described.contains(guid)))
+        .filter(|revisit| {
+            revisit.copy.is_some() || revisit.many || revisit.providers.iter().any(|guid| described.contains(guid))
+        })
         .collect();
     // The buffers read from the file are handed back a few at a time, as
     // the first pass handed its runs back.
@@ -358,6 +363,7 @@ fn read(trace: &Trace<'_>, schemas: &Schemas, shared: &FrameTable, names: bool, 
                     let mut revisit = learning.map(|_| Revisit {
                         info,
                         providers: Vec::new(),
+                        many: false,
                         end: 0,
                         copy: (info.header.is_compressed() && reserve(&room, contents.bytes.len())).then(|| {
                             let mut copy = Vec::with_capacity(contents.bytes.len());
@@ -452,10 +458,18 @@ impl Revisit {
         }
     }
 
-    /// The buffer is read: each provider listed once.
+    /// Providers listed of one buffer at most: a hostile trace of a
+    /// provider per record would otherwise keep ~800 per 64 KiB buffer.
+    const PROVIDERS: usize = 16;
+
+    /// The buffer is read: each provider listed once, or none if many.
     fn done(mut self) -> Revisit {
         self.providers.sort_unstable();
         self.providers.dedup();
+        if self.providers.len() > Revisit::PROVIDERS {
+            self.providers = Vec::new();
+            self.many = true;
+        }
         self
     }
 }
@@ -779,6 +793,25 @@ mod tests {
             assert!(!super::reads_once(&trace, buffers * 65536), "{name}");
             assert!(super::reads_once(&trace, buffers * 65536 + 1), "{name}");
         }
+    }
+
+    /// A buffer lists up to 16 providers (each once, in any order met);
+    /// past that it lists none and is read again whatever the metadata
+    /// describes.
+    #[test]
+    fn a_buffer_of_many_providers_is_read_again_whatever_is_described() {
+        let file = TraceFile::open(nettrail_testkit::corpus_file("tx__KernelNetwork.etl")).unwrap();
+        let trace = Trace::open(&file).unwrap();
+        let info = trace.buffers().get(1).unwrap();
+        let guid = |n: u128| nettrail_etl::Guid::from_bytes_le(n.to_le_bytes());
+        let revisit = |providers: Vec<nettrail_etl::Guid>| {
+            super::Revisit { info, providers, many: false, copy: None, end: 0 }.done()
+        };
+        let few = revisit((0..16).rev().chain(0..16).map(guid).collect());
+        assert_eq!((few.providers.len(), few.many), (16, false));
+        assert_eq!(few.providers[0], guid(0));
+        let many = revisit((0..17).map(guid).collect());
+        assert_eq!((many.providers.len(), many.many), (0, true));
     }
 
     /// What the single pass counts again is what the trace's metadata
