@@ -6,6 +6,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use nettrail_decode::Schemas;
 use nettrail_etl::{Batching, Guid};
@@ -97,12 +98,22 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
     // before (a JSON line is 100 bytes to kilobytes): grown from a guess,
     // it was copied over and over as it doubled.
     let bytes_per_event = AtomicUsize::new(256);
+    // Texts written go back for the chunks of the next batch: a fresh one
+    // for each chunk was fresh memory, as the allocator handed the texts
+    // freed on this thread back to the system (a page fault for every 4 KiB
+    // of output). As many are kept as one batch has chunks.
+    let batching = Batching::default();
+    let keep = batching.batch.div_ceil(batching.chunk);
+    let spare = Mutex::new(Vec::<Vec<u8>>::with_capacity(keep));
+    let spares = || spare.lock().unwrap_or_else(PoisonError::into_inner);
     let driven = nettrail_etl::drive(
         &trace,
-        Batching::default(),
+        batching,
         |chunk| {
             let events = chunk.len();
-            let mut text = Vec::with_capacity(events * (bytes_per_event.load(Ordering::Relaxed) + 64));
+            let mut text = spares().pop().unwrap_or_default();
+            text.clear();
+            text.reserve(events * (bytes_per_event.load(Ordering::Relaxed) + 64));
             let count = formatter.chunk(chunk, &mut text);
             if let Some(per_event) = text.len().checked_div(events) {
                 bytes_per_event.store(per_event, Ordering::Relaxed);
@@ -122,6 +133,10 @@ pub fn run(args: &Args, quiet: bool) -> anyhow::Result<Outcome> {
             if let Err(e) = result {
                 written = Err(e);
                 return ControlFlow::Break(());
+            }
+            let mut spares = spares();
+            if spares.len() < keep {
+                spares.push(text);
             }
             if remaining == 0 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         },
