@@ -219,22 +219,6 @@ pub fn json_string_array(out: &mut Vec<u8>, items: &[impl AsRef<str>]) {
     out.push(b']');
 }
 
-/// Whether any of the 8 bytes of `w` may need escaping in JSON: a control
-/// character, `"`, `\\`, DEL, or any byte of a multi-byte character (the
-/// lead bytes of those to check among them).
-fn may_need_escape(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    below_space
-        | zero_byte(w ^ (ONES * u64::from(b'"')))
-        | zero_byte(w ^ (ONES * u64::from(b'\\')))
-        | zero_byte(w ^ (ONES * 0x7F))
-        | (w & HIGHS)
-        != 0
-}
-
 /// JSON escaping, plus `\uXXXX` for the characters a terminal acts on
 /// ([`crate::safe_text::needs_escape`]) that JSON itself allows raw: DEL,
 /// C1 controls, bidirectional controls, line and paragraph separators.
@@ -243,7 +227,7 @@ fn json_escaped(out: &mut Vec<u8>, s: &str) {
     // Plain text (most of it) is skipped 8 bytes at a time.
     let mut plain = 0;
     while let Some(word) = bytes.get(plain..plain + 8) {
-        if may_need_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+        if crate::safe_text::may_need_escape(u64::from_le_bytes(word.try_into().unwrap_or_default()), b'"', b'\\') {
             break;
         }
         plain += 8;

@@ -35,13 +35,15 @@ pub fn needs_escape(c: char) -> bool {
 
 /// Appends `s` with every [`needs_escape`] character written as an escape.
 pub fn push_visible(out: &mut String, s: &str) {
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        if !needs_escape(c) {
-            continue;
-        }
-        out.push_str(&s[start..i]);
+    push_escaped(out, s, false);
+}
+
+/// Appends `s` as [`push_visible`] does, with quotes doubled if `quotes`.
+fn push_escaped(out: &mut String, mut s: &str, quotes: bool) {
+    while let Some((i, c)) = next_special(s, quotes) {
+        out.push_str(&s[..i]);
         match c {
+            '"' => out.push_str("\"\""),
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
@@ -52,14 +54,61 @@ pub fn push_visible(out: &mut String, s: &str) {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
         }
-        start = i + c.len_utf8();
+        s = &s[i + c.len_utf8()..];
     }
-    out.push_str(&s[start..]);
+    out.push_str(s);
+}
+
+/// The first character of `s` that [`needs_escape`] (or a quote, if
+/// `quotes`), and where it is. Plain ASCII is passed over 8 bytes at a time,
+/// and of the other characters only those whose lead byte some escaped
+/// character has (C1 controls, ALM, the bidirectional controls and the
+/// separators: 0xC2, 0xD8, 0xE2) are decoded.
+fn next_special(s: &str, quotes: bool) -> Option<(usize, char)> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8)
+            && !may_need_escape(u64::from_le_bytes(word.try_into().unwrap_or_default()), b'"', b'"')
+        {
+            i += 8;
+            continue;
+        }
+        match bytes[i] {
+            b'"' if quotes => return Some((i, '"')),
+            b @ (0..=0x1F | 0x7F) => return Some((i, char::from(b))),
+            0xC2 | 0xD8 | 0xE2 => {
+                // A lead byte: `i` is on a character's boundary.
+                let c = s.get(i..).and_then(|t| t.chars().next())?;
+                if needs_escape(c) {
+                    return Some((i, c));
+                }
+                i += c.len_utf8();
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Whether any of the 8 bytes of `w` may need escaping: a control
+/// character, DEL, `a`, `b`, or any byte of a multi-byte character.
+pub(crate) fn may_need_escape(w: u64, a: u8, b: u8) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    below_space
+        | zero_byte(w ^ (ONES * u64::from(a)))
+        | zero_byte(w ^ (ONES * u64::from(b)))
+        | zero_byte(w ^ (ONES * 0x7F))
+        | (w & HIGHS)
+        != 0
 }
 
 /// `s` with every [`needs_escape`] character written as an escape.
 pub fn visible(s: &str) -> Cow<'_, str> {
-    if s.chars().any(needs_escape) {
+    if next_special(s, false).is_some() {
         let mut out = String::with_capacity(s.len() + 8);
         push_visible(&mut out, s);
         Cow::Owned(out)
@@ -148,16 +197,16 @@ pub fn is_formula(s: &str) -> bool {
 /// Appends one CSV field: escaped as [`push_visible`], a formula made text
 /// with a leading `'`, quoted when it holds a comma or a quote.
 pub fn push_csv_field(out: &mut String, s: &str) {
-    let shown = visible(s);
     let guard = if is_formula(s) { "'" } else { "" };
-    if shown.contains([',', '"']) {
+    // Escapes add no comma and no quote: whether to quote is the text's.
+    let quoted = s.bytes().any(|b| b == b',' || b == b'"');
+    if quoted {
         out.push('"');
-        out.push_str(guard);
-        out.push_str(&shown.replace('"', "\"\""));
+    }
+    out.push_str(guard);
+    push_escaped(out, s, quoted);
+    if quoted {
         out.push('"');
-    } else {
-        out.push_str(guard);
-        out.push_str(&shown);
     }
 }
 
@@ -196,6 +245,47 @@ mod tests {
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(field("two\nlines"), "two\\nlines");
         assert_eq!(field(""), "");
+    }
+
+    /// Escapes found past whole words of plain text, at every offset: the
+    /// word-at-a-time search against one character at a time.
+    #[test]
+    fn escapes_are_found_wherever_they_sit() {
+        let one_at_a_time = |s: &str, quotes: bool| {
+            let mut out = String::new();
+            for c in s.chars() {
+                match c {
+                    '"' if quotes => out.push_str("\"\""),
+                    '\t' => out.push_str("\\t"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    c if needs_escape(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+                    c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        let specials =
+            ['\u{0}', '\t', '\u{1b}', '\u{7f}', '\u{9b}', '\u{61c}', '\u{202e}', '\u{2029}', '\u{2069}', '"', ','];
+        // Characters sharing a lead byte with escaped ones, and others, that stay.
+        let plain = ['a', 'é', '\u{a0}', '\u{600}', '\u{2030}', '名', '😀'];
+        for special in specials {
+            for fill in plain {
+                for at in 0..20 {
+                    let s: String =
+                        std::iter::repeat_n(fill, at).chain([special]).chain(std::iter::repeat_n('b', 9)).collect();
+                    assert_eq!(visible(&s), one_at_a_time(&s, false), "{s:?}");
+                    let mut field = String::new();
+                    push_csv_field(&mut field, &s);
+                    let quoted = s.contains([',', '"']);
+                    let guard = if is_formula(&s) { "'" } else { "" };
+                    let expected = format!("{guard}{}", one_at_a_time(&s, quoted));
+                    let expected = if quoted { format!("\"{expected}\"") } else { expected };
+                    assert_eq!(field, expected, "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]

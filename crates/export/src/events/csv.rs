@@ -4,6 +4,8 @@
 //! would run as a formula begins with `'`, and control characters are shown
 //! as escapes (`nettrail_decode::safe_text`).
 
+use std::fmt::Write as _;
+
 use nettrail_decode::{Undecoded, format, safe_text};
 
 use super::view::View;
@@ -35,31 +37,35 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         Err(why) if *why != Undecoded::NotDecoded => why.to_string(),
         _ => String::new(),
     };
-    let cells = [
-        nettrail_etl::FileTime(v.filetime).to_string(),
-        v.names.provider.as_deref().unwrap_or("").to_string(),
-        e.provider.to_string(),
-        v.names.event.as_deref().unwrap_or("").to_string(),
-        v.names.task.as_deref().unwrap_or("").to_string(),
-        v.names.opcode.as_deref().unwrap_or("").to_string(),
-        e.id.to_string(),
-        e.version.to_string(),
-        e.level.to_string(),
-        format!("0x{:x}", e.keywords),
-        e.process_id.map(|p| p.to_string()).unwrap_or_default(),
-        e.thread_id.map(|t| t.to_string()).unwrap_or_default(),
-        e.cpu.to_string(),
-        if e.activity_id.is_zero() { String::new() } else { e.activity_id.to_string() },
-        e.extended.related_activity_id().map(|g| g.to_string()).unwrap_or_default(),
-        v.message().unwrap_or_default(),
-        String::from_utf8(properties).unwrap_or_default(),
-        undecoded,
-    ];
-    for (i, c) in cells.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        cell(out, c);
+    // Times, GUIDs and numbers are written as they are: none begins like a
+    // formula or holds a comma, a quote or a control character.
+    let _ = write!(out, "{},", nettrail_etl::FileTime(v.filetime));
+    cell(out, v.names.provider.as_deref().unwrap_or(""));
+    let _ = write!(out, ",{},", e.provider);
+    for name in [&v.names.event, &v.names.task, &v.names.opcode] {
+        cell(out, name.as_deref().unwrap_or(""));
+        out.push(',');
     }
+    let _ = write!(out, "{},{},{},0x{:x},", e.id, e.version, e.level, e.keywords);
+    for id in [e.process_id, e.thread_id] {
+        if let Some(id) = id {
+            let _ = write!(out, "{id}");
+        }
+        out.push(',');
+    }
+    let _ = write!(out, "{},", e.cpu);
+    if !e.activity_id.is_zero() {
+        let _ = write!(out, "{}", e.activity_id);
+    }
+    out.push(',');
+    if let Some(related) = e.extended.related_activity_id() {
+        let _ = write!(out, "{related}");
+    }
+    out.push(',');
+    cell(out, &v.message().unwrap_or_default());
+    out.push(',');
+    cell(out, std::str::from_utf8(&properties).unwrap_or_default());
+    out.push(',');
+    cell(out, &undecoded);
     out.push_str("\r\n");
 }

@@ -3,6 +3,7 @@
 //! the trace's strings shown as escapes):
 //! `130410917801368380,KERNEL_NETWORK_TASK_TCPIP,Data sent.,PID 6780 size 187 …`
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use nettrail_decode::{Undecoded, format, safe_text};
@@ -58,27 +59,55 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
         }
         let name = |n: &Option<std::borrow::Cow<'_, str>>| n.as_deref().unwrap_or("").to_string();
         match field {
-            TextField::Timecreated => out.push_str(&v.filetime.to_string()),
-            TextField::Timestamp => out.push_str(&nettrail_etl::FileTime(v.filetime).to_string()),
+            TextField::Timecreated => {
+                let _ = write!(out, "{}", v.filetime);
+            }
+            TextField::Timestamp => {
+                let _ = write!(out, "{}", nettrail_etl::FileTime(v.filetime));
+            }
             TextField::Providername => out.push_str(&name(&v.names.provider)),
-            TextField::Providerguid => out.push_str(&e.provider.to_string()),
+            TextField::Providerguid => {
+                let _ = write!(out, "{}", e.provider);
+            }
             TextField::Eventname => out.push_str(&name(&v.names.event)),
-            TextField::Eventid => out.push_str(&e.id.to_string()),
-            TextField::Version => out.push_str(&e.version.to_string()),
-            TextField::Level => out.push_str(&e.level.to_string()),
+            TextField::Eventid => {
+                let _ = write!(out, "{}", e.id);
+            }
+            TextField::Version => {
+                let _ = write!(out, "{}", e.version);
+            }
+            TextField::Level => {
+                let _ = write!(out, "{}", e.level);
+            }
             TextField::Levelname => out.push_str(&name(&v.names.level)),
-            TextField::Task => out.push_str(&e.task.to_string()),
+            TextField::Task => {
+                let _ = write!(out, "{}", e.task);
+            }
             TextField::Taskname => out.push_str(&name(&v.names.task)),
-            TextField::Opcode => out.push_str(&e.opcode.to_string()),
+            TextField::Opcode => {
+                let _ = write!(out, "{}", e.opcode);
+            }
             TextField::Opcodename => out.push_str(&name(&v.names.opcode)),
             TextField::Keywords => {
                 let _ = write!(out, "0x{:x}", e.keywords);
             }
             TextField::Keywordnames => out.push_str(&v.names.keywords.join(" ")),
-            TextField::Pid => out.push_str(&e.process_id.map(|p| p.to_string()).unwrap_or_default()),
-            TextField::Tid => out.push_str(&e.thread_id.map(|t| t.to_string()).unwrap_or_default()),
-            TextField::Cpu => out.push_str(&e.cpu.to_string()),
-            TextField::Activityid if !e.activity_id.is_zero() => out.push_str(&e.activity_id.to_string()),
+            TextField::Pid => {
+                if let Some(pid) = e.process_id {
+                    let _ = write!(out, "{pid}");
+                }
+            }
+            TextField::Tid => {
+                if let Some(tid) = e.thread_id {
+                    let _ = write!(out, "{tid}");
+                }
+            }
+            TextField::Cpu => {
+                let _ = write!(out, "{}", e.cpu);
+            }
+            TextField::Activityid if !e.activity_id.is_zero() => {
+                let _ = write!(out, "{}", e.activity_id);
+            }
             TextField::Activityid => {}
             TextField::Message => out.push_str(&v.message().unwrap_or_default()),
             TextField::Properties => {
@@ -99,8 +128,7 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
         }
     }
     // One event, one line: what the trace put in its strings is shown, not acted on.
-    if out[start..].chars().any(safe_text::needs_escape) {
-        let line = safe_text::visible(&out[start..]).into_owned();
+    if let Cow::Owned(line) = safe_text::visible(&out[start..]) {
         out.truncate(start);
         out.push_str(&line);
     }
