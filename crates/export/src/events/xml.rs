@@ -17,28 +17,48 @@ pub const FOOTER: &str = "</Events>\n";
 /// escapes; those it holds but a terminal acts on (tab, line breaks, DEL,
 /// C1 and bidirectional controls) as character references.
 fn escape(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => {
-                let _ = write!(out, "&#x{:x};", c as u32);
-            }
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {
-                nettrail_decode::safe_text::push_visible(out, &c.to_string());
-                if !c.is_control() {
-                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
-                }
-            }
-            c if nettrail_decode::safe_text::needs_escape(c) => {
-                let _ = write!(out, "&#x{:x};", c as u32);
-            }
-            c => out.push(c),
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        // Only these bytes begin a character to escape: markup, C0 and DEL,
+        // and the lead bytes of C1 controls (0xC2), ALM (0xD8), the
+        // bidirectional controls and separators (0xE2), U+FFFE/F (0xEF).
+        let may_escape = matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | 0..=0x1F | 0x7F | 0xC2 | 0xD8 | 0xE2 | 0xEF);
+        if !may_escape || i < start {
+            continue;
+        }
+        let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else { continue };
+        if escape_char(out, &s[start..i], c) {
+            start = i + c.len_utf8();
         }
     }
+    out.push_str(&s[start..]);
+}
+
+/// Writes `before` and then `c` escaped, if `c` needs it (else nothing, and `false`).
+fn escape_char(out: &mut String, before: &str, c: char) -> bool {
+    let escaped = match c {
+        '<' => "&lt;",
+        '>' => "&gt;",
+        '&' => "&amp;",
+        '"' => "&quot;",
+        '\'' => "&apos;",
+        _ => "",
+    };
+    let unfit = (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') || c == '\u{FFFE}' || c == '\u{FFFF}';
+    if escaped.is_empty() && !unfit && !nettrail_decode::safe_text::needs_escape(c) {
+        return false;
+    }
+    out.push_str(before);
+    if !escaped.is_empty() {
+        out.push_str(escaped);
+    } else if unfit && (c as u32) < 0x20 {
+        let _ = write!(out, "\\x{:02x}", c as u32);
+    } else if unfit {
+        let _ = write!(out, "\\u{{{:x}}}", c as u32);
+    } else {
+        let _ = write!(out, "&#x{:x};", c as u32);
+    }
+    true
 }
 
 fn element(out: &mut String, name: &str, value: &str) {
@@ -132,8 +152,10 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         Err(_) => {
             // What TDH cannot decode, tracerpt shows as the payload's bytes.
             out.push_str(" <BinaryEventData>");
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
             for b in e.payload {
-                let _ = write!(out, "{b:02X}");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 15)]));
             }
             out.push_str("</BinaryEventData>\n");
         }
@@ -155,4 +177,50 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
     element(out, "Channel", v.names.channel.as_deref().unwrap_or(""));
     element(out, "Provider", v.names.provider.as_deref().unwrap_or(""));
     out.push_str(" </RenderingInfo>\n</Event>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`escape`] writes, a character at a time.
+    fn one_at_a_time(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            match c {
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '&' => out.push_str("&amp;"),
+                '"' => out.push_str("&quot;"),
+                '\'' => out.push_str("&apos;"),
+                '\t' | '\n' | '\r' => out.push_str(&format!("&#x{:x};", c as u32)),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+                '\u{FFFE}' | '\u{FFFF}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c if nettrail_decode::safe_text::needs_escape(c) => out.push_str(&format!("&#x{:x};", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn escapes_are_found_wherever_they_sit() {
+        let specials =
+            ['<', '&', '\'', '\t', '\n', '\u{1}', '\u{7f}', '\u{85}', '\u{61c}', '\u{202e}', '\u{fffe}', '\u{ffff}'];
+        let plain = ['a', 'é', '\u{a0}', '\u{600}', '\u{2030}', '\u{fffd}', '名', '😀'];
+        for special in specials {
+            for fill in plain {
+                for at in 0..12 {
+                    let s: String =
+                        std::iter::repeat_n(fill, at).chain([special]).chain(std::iter::repeat_n('b', 3)).collect();
+                    let mut out = String::new();
+                    escape(&mut out, &s);
+                    assert_eq!(out, one_at_a_time(&s), "{s:?}");
+                }
+            }
+        }
+        let mut out = String::new();
+        escape(&mut out, "a<b>\u{1b}[2J\u{202e}\u{ffff}");
+        assert_eq!(out, "a&lt;b&gt;\\x1b[2J&#x202e;\\u{ffff}");
+    }
 }
