@@ -8,7 +8,7 @@ use nettrail_etl::{FileTime, Guid};
 
 use crate::intype::{InType, OutType};
 use crate::schema::Field;
-use crate::value::{Value, ansi_lossy, utf16_lossy};
+use crate::value::{Value, ansi_lossy, ascii_units, utf16_lossy};
 
 /// An IPv4 address stored in network byte order.
 pub fn ipv4_of(v: u64) -> Ipv4Addr {
@@ -304,7 +304,13 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Utf16(b) => {
             out.push(b'"');
-            json_escaped(out, &utf16_lossy(b));
+            // Printable ASCII other than `"` and `\` is its own JSON: narrowed
+            // straight into the output, the rest decoded and escaped.
+            let plain = ascii_units(b, |c| (0x20..0x7F).contains(&c) && c != b'"' && c != b'\\');
+            out.extend(b[..2 * plain].iter().step_by(2));
+            if let Some(rest) = b.get(2 * plain..).filter(|r| r.len() >= 2) {
+                json_escaped(out, &utf16_lossy(rest));
+            }
             out.push(b'"');
         }
         Value::Ansi(b) => json_string(out, &ansi_lossy(b)),
@@ -406,6 +412,31 @@ mod tests {
         let mut j = Vec::new();
         json(f, &v, 8, &mut j);
         (t, String::from_utf8(j).unwrap())
+    }
+
+    /// UTF-16 text, ASCII narrowed and the rest decoded, as `decode_utf16`
+    /// reads it; in JSON, as the escaped string of that text.
+    #[test]
+    fn utf16_text_wherever_its_ascii_ends() {
+        let f = field(InType::UnicodeString, OutType::String);
+        let tails: [&[u16]; 7] =
+            [&[0x22], &[0x5c, 0x41], &[0x1b], &[0xe9], &[0xd83d, 0xde00], &[0xd800, 0x41], &[0x202e]];
+        for at in 0..10 {
+            for tail in tails {
+                let units: Vec<u16> = std::iter::repeat_n(u16::from(b'a'), at).chain(tail.iter().copied()).collect();
+                let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+                let expected: String = char::decode_utf16(units.iter().copied())
+                    .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+                    .collect();
+                assert_eq!(utf16_lossy(&bytes), expected);
+                let mut escaped = Vec::new();
+                json_string(&mut escaped, &expected);
+                assert_eq!(show(&f, Value::Utf16(&bytes)).1.as_bytes(), escaped, "{units:x?}");
+                // An odd byte at the end is no unit.
+                bytes.push(0x41);
+                assert_eq!(show(&f, Value::Utf16(&bytes)).1.as_bytes(), escaped, "{units:x?} and a byte");
+            }
+        }
     }
 
     #[test]

@@ -67,8 +67,18 @@ impl Value<'_> {
 
 /// UTF-16LE bytes as text, invalid code units replaced.
 pub fn utf16_lossy(bytes: &[u8]) -> String {
-    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    // Leading ASCII (most often all of it) is narrowed a unit at a time,
+    // not decoded and encoded again character by character.
+    let ascii = ascii_units(bytes, |_| true);
+    let mut text = String::from_utf8(bytes[..2 * ascii].iter().step_by(2).copied().collect()).unwrap_or_default();
+    let rest = bytes[2 * ascii..].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    text.extend(char::decode_utf16(rest).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
+    text
+}
+
+/// How many UTF-16LE units at the start of `bytes` are ASCII characters that `keep` keeps.
+pub(crate) fn ascii_units(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
+    bytes.chunks_exact(2).take_while(|c| c[1] == 0 && c[0].is_ascii() && keep(c[0])).count()
 }
 
 /// 8-bit text: UTF-8 when valid (it usually is), else read as Windows-1252's

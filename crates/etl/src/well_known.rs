@@ -82,14 +82,17 @@ pub const PROVIDERS: &[(Guid, &str)] = &[
 
 /// The name of a provider or kernel group GUID, if built in.
 pub fn provider_name(guid: &Guid) -> Option<&'static str> {
-    static INDEX: OnceLock<Vec<(Guid, &'static str)>> = OnceLock::new();
+    // By the GUID's bytes as one number: a search compares one word, not
+    // four fields (`dump` looks up every event's provider).
+    let key = |g: &Guid| u128::from_le_bytes(g.to_bytes_le());
+    static INDEX: OnceLock<Vec<(u128, &'static str)>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let kernel = kernel::GROUPS.iter().map(|(_, name, guid)| (*guid, *name));
-        let mut all: Vec<(Guid, &str)> = kernel.chain(PROVIDERS.iter().copied()).collect();
+        let kernel = kernel::GROUPS.iter().map(|(_, name, guid)| (key(guid), *name));
+        let mut all: Vec<(u128, &str)> = kernel.chain(PROVIDERS.iter().map(|(g, name)| (key(g), *name))).collect();
         all.sort();
         all
     });
-    let i = index.binary_search_by(|(g, _)| g.cmp(guid)).ok()?;
+    let i = index.binary_search_by_key(&key(guid), |(k, _)| *k).ok()?;
     index.get(i).map(|(_, name)| *name)
 }
 
