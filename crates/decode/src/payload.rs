@@ -618,6 +618,21 @@ mod tests {
                 assert_eq!(utf16_nul(&bytes), naive, "{bytes:?}");
             }
         }
+        // Past the first words: one of those units at every place of up to
+        // five words and an odd byte.
+        for len in 14..=41usize {
+            for at in 0..len / 2 {
+                for unit in units {
+                    let mut bytes: Vec<u8> =
+                        (0..len / 2).flat_map(|i| if i == at { unit } else { 0x0041 }.to_le_bytes()).collect();
+                    if len % 2 == 1 {
+                        bytes.push(0);
+                    }
+                    let naive = bytes.chunks_exact(2).position(|c| c == [0, 0]).map(|i| i * 2);
+                    assert_eq!(utf16_nul(&bytes), naive, "{bytes:?}");
+                }
+            }
+        }
     }
 
     #[test]
