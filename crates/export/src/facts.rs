@@ -842,6 +842,41 @@ mod tests {
         }
     }
 
+    /// Metadata for a provider that also logs classic records has the trace
+    /// counted again whole: the PerfView trace, stored decompressed, with
+    /// KernelTraceControl/ImageID's classic records (FULL_HEADER64) put
+    /// under the runtime's GUID, which the trace's EventInfo describes. Read
+    /// once, only the runtime's EVENT_HEADER records would be counted again,
+    /// and its 8 136 classic records would be forgotten.
+    #[test]
+    fn a_described_provider_with_classic_records_is_counted_again_whole() {
+        let path = nettrail_testkit::corpus_file("perfview__net.4.5.2.x86.etl");
+        let mut bytes = expanded(&std::fs::read(&path).unwrap());
+        let image_id = nettrail_etl::Guid::parse_const("b3e675d7-2554-4f18-830b-2762732560de").to_bytes_le();
+        let runtime = nettrail_etl::Guid::parse_const("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4").to_bytes_le();
+        let mut moved = 0;
+        for at in 0..bytes.len() - 16 {
+            if bytes[at..at + 16] == image_id {
+                bytes[at..at + 16].copy_from_slice(&runtime);
+                moved += 1;
+            }
+        }
+        assert!(moved >= 8136, "{moved}");
+        let trace = Trace::parse(&bytes).unwrap();
+        let (once, problems) = Facts::counted(&path, &trace, &mut Schemas::new());
+        assert!(problems.is_empty(), "{problems:?}");
+        let runtime = once.document["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["guid"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
+            .unwrap();
+        assert_eq!(runtime["events"], 11608 + 8136, "{runtime}");
+        assert_eq!(runtime["record_kinds"], serde_json::json!(["FULL_HEADER64", "EVENT_HEADER32"]), "{runtime}");
+        let (twice, _) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), Reading::TWICE);
+        assert_eq!(once.document, twice.document);
+    }
+
     /// `source` with every compressed buffer stored decompressed.
     fn expanded(source: &[u8]) -> Vec<u8> {
         use nettrail_etl::buffer::BufferFlags;
