@@ -1,7 +1,8 @@
 //! The writers of text a trace controls (`nettrail_decode::safe_text`, the
 //! JSON string writer): whatever bytes a trace's strings hold, the terminal
 //! forms carry no control character but line feeds, a CSV field is never a
-//! formula nor breaks its line, and JSON reads back to the same string.
+//! formula nor breaks its line and reads back to the visible text, and JSON
+//! reads back to the same string.
 //! Seed with any text; `cargo xtask hostile` writes hostile traces whose
 //! strings are good seeds too.
 #![no_main]
@@ -19,6 +20,10 @@ fuzz_target!(|data: &[u8]| {
     assert!(!field.chars().any(needs_escape));
     let unquoted = field.strip_prefix('"').map_or(field.as_str(), |f| f.strip_suffix('"').unwrap_or(f));
     assert!(!nettrail_decode::safe_text::is_formula(unquoted), "{field:?}");
+    // Read back as a CSV reader does, the field is the guarded, visible text.
+    let read_back = if field.starts_with('"') { unquoted.replace("\"\"", "\"") } else { field.clone() };
+    let guard = if nettrail_decode::safe_text::is_formula(&s) { "'" } else { "" };
+    assert_eq!(read_back, format!("{guard}{}", visible(&s)), "{s:?}");
 
     let mut json = Vec::new();
     nettrail_decode::format::json_string(&mut json, &s);
