@@ -3,6 +3,7 @@
 //! provider layouts. Nothing here ships in the `nettrail` binary.
 
 mod bench;
+mod bench_ab;
 mod bench_info;
 mod bench_scale;
 mod bench_xpress;
@@ -56,6 +57,8 @@ enum Task {
     },
     /// Measure `nettrail` on the benchmark input and against dissect.etl; prints Markdown.
     Bench(bench::Args),
+    /// Builds of `nettrail` on one command, run in turns; median wall and CPU time of each.
+    BenchAb(bench_ab::Args),
     /// `nettrail info` against dissect.etl's record walk, run in turns; median and ratio per trace.
     BenchInfo(bench_info::Args),
     /// Every command's time, throughput and peak RSS on large inputs, next to the page-cache read speed.
@@ -111,6 +114,7 @@ fn main() -> anyhow::Result<()> {
             make_bench_input(&from, mib, compress, &output)?;
         }
         Task::Bench(args) => bench::run(&args)?,
+        Task::BenchAb(args) => bench_ab::run(&args)?,
         Task::BenchInfo(args) => bench_info::run(&args)?,
         Task::BenchScale(args) => bench_scale::run(&args)?,
         Task::BenchXpress(args) => bench_xpress::run(&args)?,
