@@ -3,7 +3,7 @@
 //! shared machine; the median wall and CPU time of each. The tables of
 //! docs/performance.md that compare a pass' builds are made so.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,7 @@ fn children_cpu() -> Option<Duration> {
 }
 
 /// Wall and CPU time of one run.
-fn run_once(binary: &PathBuf, args: &[String]) -> anyhow::Result<(Duration, Option<Duration>)> {
+fn run_once(binary: &Path, args: &[String]) -> anyhow::Result<(Duration, Option<Duration>)> {
     let cpu_before = children_cpu();
     let start = Instant::now();
     let status = Command::new(binary)

@@ -242,7 +242,7 @@ fn json_escaped(out: &mut Vec<u8>, s: &str) {
             b'\t' => b"\\t",
             0..=0x1F | 0x7F => b"",
             // Lead bytes of the multi-byte characters to check.
-            0xC2 | 0xD8 | 0xE2 => {
+            b if crate::safe_text::lead_of_escaped(b) => {
                 let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else { continue };
                 if c as u32 >= 0x80 && crate::safe_text::needs_escape(c) {
                     out.extend_from_slice(&bytes[start..i]);

@@ -61,9 +61,8 @@ fn push_escaped(out: &mut String, mut s: &str, quotes: bool) {
 
 /// The first character of `s` that [`needs_escape`] (or a quote, if
 /// `quotes`), and where it is. Plain ASCII is passed over 8 bytes at a time,
-/// and of the other characters only those whose lead byte some escaped
-/// character has (C1 controls, ALM, the bidirectional controls and the
-/// separators: 0xC2, 0xD8, 0xE2) are decoded.
+/// and of the other characters only those with the lead byte of an escaped
+/// one ([`lead_of_escaped`]) are decoded.
 fn next_special(s: &str, quotes: bool) -> Option<(usize, char)> {
     let bytes = s.as_bytes();
     let mut i = 0;
@@ -77,7 +76,7 @@ fn next_special(s: &str, quotes: bool) -> Option<(usize, char)> {
         match bytes[i] {
             b'"' if quotes => return Some((i, '"')),
             b @ (0..=0x1F | 0x7F) => return Some((i, char::from(b))),
-            0xC2 | 0xD8 | 0xE2 => {
+            b if lead_of_escaped(b) => {
                 // A lead byte: `i` is on a character's boundary.
                 let c = s.get(i..).and_then(|t| t.chars().next())?;
                 if needs_escape(c) {
@@ -89,6 +88,15 @@ fn next_special(s: &str, quotes: bool) -> Option<(usize, char)> {
         }
     }
     None
+}
+
+/// Whether `b` is the lead byte of some multi-byte character that
+/// [`needs_escape`]: C1 controls (0xC2), ALM (0xD8), the bidirectional
+/// controls and the separators (0xE2). Text without these, controls and
+/// DEL holds nothing to escape.
+#[inline(always)]
+pub fn lead_of_escaped(b: u8) -> bool {
+    matches!(b, 0xC2 | 0xD8 | 0xE2)
 }
 
 /// Whether any of the 8 bytes of `w` may need escaping: a control

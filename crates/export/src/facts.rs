@@ -829,12 +829,8 @@ mod tests {
             let (once, problems) = Facts::counted(&path, &trace, &mut Schemas::new());
             assert!(problems.is_empty(), "{problems:?}");
             assert_eq!(once.document["modules"]["managed_methods"], 14188);
-            let runtime = once.document["providers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|p| p["name"] == "Microsoft-Windows-DotNETRuntime")
-                .unwrap();
+            let runtime = runtime_of(&once.document);
+            assert_eq!(runtime["name"], "Microsoft-Windows-DotNETRuntime", "{runtime}");
             assert_eq!(runtime["decoded"], 11608, "{runtime}");
             assert_eq!(runtime["schema_sources"], serde_json::json!(["embedded_event_info"]), "{runtime}");
             let (twice, _) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), Reading::TWICE);
@@ -865,16 +861,17 @@ mod tests {
         let trace = Trace::parse(&bytes).unwrap();
         let (once, problems) = Facts::counted(&path, &trace, &mut Schemas::new());
         assert!(problems.is_empty(), "{problems:?}");
-        let runtime = once.document["providers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["guid"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
-            .unwrap();
+        let runtime = runtime_of(&once.document);
         assert_eq!(runtime["events"], 11608 + 8136, "{runtime}");
         assert_eq!(runtime["record_kinds"], serde_json::json!(["FULL_HEADER64", "EVENT_HEADER32"]), "{runtime}");
         let (twice, _) = Facts::counted_reading(&path, &trace, &mut Schemas::new(), Reading::TWICE);
         assert_eq!(once.document, twice.document);
+    }
+
+    /// The .NET runtime's row among a document's providers.
+    fn runtime_of(document: &serde_json::Value) -> &serde_json::Value {
+        let providers = document["providers"].as_array().unwrap();
+        providers.iter().find(|p| p["guid"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4").unwrap()
     }
 
     /// `source` with every compressed buffer stored decompressed.

@@ -50,6 +50,11 @@ pub const DEFAULT_FIELDS: &[TextField] = &[
     TextField::Properties,
 ];
 
+/// A name, or nothing.
+fn name<'n>(n: &'n Option<Cow<'_, str>>) -> &'n str {
+    n.as_deref().unwrap_or("")
+}
+
 pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
     let start = out.len();
     let e = v.event;
@@ -57,7 +62,6 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
         if i > 0 {
             out.push(',');
         }
-        let name = |n: &Option<std::borrow::Cow<'_, str>>| n.as_deref().unwrap_or("").to_string();
         match field {
             TextField::Timecreated => {
                 let _ = write!(out, "{}", v.filetime);
@@ -65,11 +69,11 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
             TextField::Timestamp => {
                 let _ = write!(out, "{}", nettrail_etl::FileTime(v.filetime));
             }
-            TextField::Providername => out.push_str(&name(&v.names.provider)),
+            TextField::Providername => out.push_str(name(&v.names.provider)),
             TextField::Providerguid => {
                 let _ = write!(out, "{}", e.provider);
             }
-            TextField::Eventname => out.push_str(&name(&v.names.event)),
+            TextField::Eventname => out.push_str(name(&v.names.event)),
             TextField::Eventid => {
                 let _ = write!(out, "{}", e.id);
             }
@@ -79,15 +83,15 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
             TextField::Level => {
                 let _ = write!(out, "{}", e.level);
             }
-            TextField::Levelname => out.push_str(&name(&v.names.level)),
+            TextField::Levelname => out.push_str(name(&v.names.level)),
             TextField::Task => {
                 let _ = write!(out, "{}", e.task);
             }
-            TextField::Taskname => out.push_str(&name(&v.names.task)),
+            TextField::Taskname => out.push_str(name(&v.names.task)),
             TextField::Opcode => {
                 let _ = write!(out, "{}", e.opcode);
             }
-            TextField::Opcodename => out.push_str(&name(&v.names.opcode)),
+            TextField::Opcodename => out.push_str(name(&v.names.opcode)),
             TextField::Keywords => {
                 let _ = write!(out, "0x{:x}", e.keywords);
             }

@@ -20,9 +20,9 @@ fn escape(out: &mut String, s: &str) {
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         // Only these bytes begin a character to escape: markup, C0 and DEL,
-        // and the lead bytes of C1 controls (0xC2), ALM (0xD8), the
-        // bidirectional controls and separators (0xE2), U+FFFE/F (0xEF).
-        let may_escape = matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | 0..=0x1F | 0x7F | 0xC2 | 0xD8 | 0xE2 | 0xEF);
+        // the lead bytes of the terminal's escaped characters, and U+FFFE/F's (0xEF).
+        let may_escape = matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | 0..=0x1F | 0x7F | 0xEF)
+            || nettrail_decode::safe_text::lead_of_escaped(b);
         if !may_escape || i < start {
             continue;
         }
