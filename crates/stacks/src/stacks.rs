@@ -15,6 +15,7 @@
 //! KeyRundown = the key, then the frames. They are read here straight from
 //! the payload: there can be millions.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use nettrail_decode::fasthash::{FastMap, FastSet};
@@ -199,8 +200,9 @@ pub struct Stacks {
 /// first, and the process whose addresses they are (a StackWalk record names
 /// it where the event's header does not).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stack {
-    pub frames: Vec<u64>,
+pub struct Stack<'s> {
+    /// Borrowed when the stack is a stored one.
+    pub frames: Cow<'s, [u64]>,
     pub pid: Option<u32>,
     /// The stored stack it is (a StackWalk stack): equal ids, equal frames.
     pub id: Option<StackId>,
@@ -318,7 +320,7 @@ impl Stacks {
 
     /// A record's stack: its own extended data item (frames, or a key of the
     /// stack cache), else a StackWalk record joined to it.
-    pub fn of_record(&self, record: &Record<'_>) -> Option<Stack> {
+    pub fn of_record(&self, record: &Record<'_>) -> Option<Stack<'_>> {
         self.cursor().of_record(record)
     }
 
@@ -450,7 +452,7 @@ pub struct StackCursor<'s> {
     at: usize,
 }
 
-impl StackCursor<'_> {
+impl<'s> StackCursor<'s> {
     /// See [`Stacks::of_event`].
     pub fn of_event(&mut self, timestamp: u64, thread: Option<u32>) -> Option<StackId> {
         self.find(timestamp, thread).map(|e| e.2)
@@ -458,10 +460,10 @@ impl StackCursor<'_> {
 
     fn find(&mut self, timestamp: u64, thread: Option<u32>) -> Option<(u64, u32, StackId)> {
         let events = &self.stacks.events;
-        // Forward in small steps; backward or far ahead, search.
-        if events.get(self.at).is_none_or(|e| e.0 > timestamp)
-            || events.get(self.at + 16).is_some_and(|e| e.0 < timestamp)
-        {
+        // `at` is the first stack at or after the last time asked. Forward
+        // in small steps; backward or far ahead, search.
+        let behind = self.at.checked_sub(1).and_then(|i| events.get(i)).is_some_and(|e| e.0 >= timestamp);
+        if behind || events.get(self.at + 16).is_some_and(|e| e.0 < timestamp) {
             self.at = events.partition_point(|e| e.0 < timestamp);
         }
         while events.get(self.at).is_some_and(|e| e.0 < timestamp) {
@@ -479,14 +481,14 @@ impl StackCursor<'_> {
     }
 
     /// See [`Stacks::of_record`].
-    pub fn of_record(&mut self, record: &Record<'_>) -> Option<Stack> {
+    pub fn of_record(&mut self, record: &Record<'_>) -> Option<Stack<'s>> {
         self.of_record_on(record, record.thread_id)
     }
 
     /// A record's stack, for a record whose thread is known from elsewhere
     /// (kernel PERFINFO records name it in their payload, not their header:
     /// a sampled profile's `ThreadId`).
-    pub fn of_record_on(&mut self, record: &Record<'_>, thread: Option<u32>) -> Option<Stack> {
+    pub fn of_record_on(&mut self, record: &Record<'_>, thread: Option<u32>) -> Option<Stack<'s>> {
         let stacks = self.stacks;
         if record.provider == STACK_WALK {
             return None;
@@ -505,9 +507,14 @@ impl StackCursor<'_> {
             }
         }
         if !frames.is_empty() {
-            return Some(Stack { frames, pid: record.process_id, id: None, walked: None });
+            return Some(Stack { frames: Cow::Owned(frames), pid: record.process_id, id: None, walked: None });
         }
         let (at, tid, id) = self.find(record.timestamp, thread)?;
-        Some(Stack { frames: stacks.frames(id).to_vec(), pid: stacks.pid(id), id: Some(id), walked: Some((at, tid)) })
+        Some(Stack {
+            frames: Cow::Borrowed(stacks.frames(id)),
+            pid: stacks.pid(id),
+            id: Some(id),
+            walked: Some((at, tid)),
+        })
     }
 }

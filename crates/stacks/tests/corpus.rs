@@ -104,3 +104,35 @@ fn windows_8_stack_cache_keys_resolve_to_modules() {
 fn missing_events(seen: &Seen) -> usize {
     seen.stack_events.difference(&seen.joined).count()
 }
+
+/// One cursor asked in any order — forward event by event, backward, and in
+/// long jumps — finds what a fresh search finds for each event.
+#[test]
+fn a_cursor_finds_what_a_search_finds_in_any_order() {
+    let file = TraceFile::open(corpus_file("perfview__net.4.5.x86.PerfViewData.etl")).unwrap();
+    let trace = Trace::open(&file).unwrap();
+    let mut schemas = Schemas::new();
+    schemas.learn(&trace);
+    let code = scan(&trace, &schemas, &|_| true);
+    let mut asked = Vec::new();
+    let mut events = trace.events();
+    while let Some(Ok(e)) = events.next() {
+        if e.provider != STACK_WALK {
+            asked.push((e.timestamp, e.thread_id));
+        }
+    }
+    let searched: Vec<_> = asked.iter().map(|&(at, thread)| code.stacks.of_event(at, thread)).collect();
+    assert!(searched.iter().filter(|s| s.is_some()).count() > 17_000);
+    let in_order = |order: &mut dyn Iterator<Item = usize>| {
+        let mut cursor = code.stacks.cursor();
+        for i in order {
+            let (at, thread) = asked[i];
+            assert_eq!(cursor.of_event(at, thread), searched[i], "event {i} at {at}");
+        }
+    };
+    let n = asked.len();
+    in_order(&mut (0..n));
+    in_order(&mut (0..n).rev());
+    // Strides of a prime through the events: far ahead, then back.
+    in_order(&mut (0..n).map(|i| i * 7919 % n));
+}
