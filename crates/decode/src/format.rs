@@ -207,6 +207,18 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
+pub fn json_hex(out: &mut Vec<u8>, v: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = *b"\"0x0000000000000000\"";
+    let digits = (16 - v.leading_zeros() as usize / 4).max(1);
+    for i in 0..digits {
+        text[18 - i] = DIGITS[((v >> (4 * i)) & 15) as usize];
+    }
+    out.extend_from_slice(&text[..3]);
+    out.extend_from_slice(&text[19 - digits..]);
+}
+
 /// Appends `items` as a JSON array of strings.
 pub fn json_string_array(out: &mut Vec<u8>, items: &[impl AsRef<str>]) {
     out.push(b'[');
@@ -224,42 +236,64 @@ pub fn json_string_array(out: &mut Vec<u8>, items: &[impl AsRef<str>]) {
 /// C1 controls, bidirectional controls, line and paragraph separators.
 fn json_escaped(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    // Plain text (most of it) is skipped 8 bytes at a time.
-    let mut plain = 0;
-    while let Some(word) = bytes.get(plain..plain + 8) {
-        if crate::safe_text::may_need_escape(u64::from_le_bytes(word.try_into().unwrap_or_default()), b'"', b'\\') {
-            break;
+    out.reserve(bytes.len());
+    // Plain text (most of it) is skipped 8 bytes at a time; a word that may
+    // hold something to escape is looked at a byte at a time.
+    let word_at = |i: usize| match bytes.get(i..i + 8) {
+        Some(word) => u64::from_le_bytes(word.try_into().unwrap_or_default()),
+        None => {
+            // The last bytes, padded with spaces (which need nothing).
+            let mut word = [b' '; 8];
+            let tail = &bytes[i.min(bytes.len())..];
+            word[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(word)
         }
-        plain += 8;
-    }
+    };
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate().skip(plain) {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1F | 0x7F => b"",
-            // Lead bytes of the multi-byte characters to check.
-            b if crate::safe_text::lead_of_escaped(b) => {
-                let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else { continue };
-                if c as u32 >= 0x80 && crate::safe_text::needs_escape(c) {
-                    out.extend_from_slice(&bytes[start..i]);
-                    let _ = std::io::Write::write_fmt(out, format_args!("\\u{:04x}", c as u32));
-                    start = i + c.len_utf8();
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if escape.is_empty() {
-            let _ = std::io::Write::write_fmt(out, format_args!("\\u{b:04x}"));
-        } else {
-            out.extend_from_slice(escape);
+    let mut i = 0;
+    while i < bytes.len() {
+        if !crate::safe_text::may_need_escape(word_at(i), b'"', b'\\') {
+            i += 8;
+            continue;
         }
-        start = i + 1;
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            let escape: &[u8] = match b {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                0..=0x1F | 0x7F => b"",
+                // Lead bytes of the multi-byte characters to check.
+                b if crate::safe_text::lead_of_escaped(b) => {
+                    if let Some(c) = s.get(i..).and_then(|t| t.chars().next())
+                        && crate::safe_text::needs_escape(c)
+                    {
+                        out.extend_from_slice(&bytes[start..i]);
+                        let _ = std::io::Write::write_fmt(out, format_args!("\\u{:04x}", c as u32));
+                        i += c.len_utf8();
+                        start = i;
+                    } else {
+                        i += 1;
+                    }
+                    continue;
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.extend_from_slice(&bytes[start..i]);
+            if escape.is_empty() {
+                let _ = std::io::Write::write_fmt(out, format_args!("\\u{b:04x}"));
+            } else {
+                out.extend_from_slice(escape);
+            }
+            i += 1;
+            start = i;
+        }
     }
     out.extend_from_slice(&bytes[start..]);
 }
@@ -288,12 +322,8 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
             (OutType::Port, _) => out.extend_from_slice(num.format(port_of(*v)).as_bytes()),
             (OutType::Boolean, _) => out.extend_from_slice(if *v != 0 { b"true" } else { b"false" }),
             (OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary, _)
-            | (_, InType::Pointer | InType::HexInt32 | InType::HexInt64) => {
-                let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
-            }
-            _ if is_handle(field) => {
-                let _ = std::io::Write::write_fmt(out, format_args!("\"0x{v:x}\""));
-            }
+            | (_, InType::Pointer | InType::HexInt32 | InType::HexInt64) => json_hex(out, *v),
+            _ if is_handle(field) => json_hex(out, *v),
             (_, InType::UnicodeChar | InType::AnsiChar) => json_text(out, field, value, pointer_size),
             _ => out.extend_from_slice(num.format(*v).as_bytes()),
         },
@@ -367,6 +397,19 @@ pub fn braced_guid(g: &Guid) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hex_has_every_digit_and_no_leading_zeros() {
+        let mut values = vec![0, u64::MAX, 0x7f9c_d1b0_000];
+        for shift in 0..64 {
+            values.extend([1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) | 0xa5]);
+        }
+        for v in values {
+            let mut out = Vec::new();
+            super::json_hex(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), format!("\"0x{v:x}\""));
+        }
+    }
+
     #[test]
     fn json_escaping_skips_plain_text_and_escapes_the_rest_wherever_it_is() {
         // The same as one character at a time, whatever the position in an 8-byte word.

@@ -41,13 +41,7 @@ pub fn filetime(out: &mut Vec<u8>, text: &mut UtcText, ft: FileTime) {
 }
 
 pub fn hex(out: &mut Vec<u8>, v: u64) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend_from_slice(b"\"0x");
-    let digits = (16 - v.leading_zeros() as usize / 4).max(1);
-    for i in (0..digits).rev() {
-        out.push(HEX[((v >> (i * 4)) & 0xF) as usize]);
-    }
-    out.push(b'"');
+    nettrail_decode::format::json_hex(out, v);
 }
 
 pub fn opt_uint(out: &mut Vec<u8>, v: Option<u32>) {
