@@ -50,6 +50,14 @@ impl Undecoded {
             Undecoded::NotDecoded => "not decoded (raw)",
         }
     }
+
+    /// What [`Display`](fmt::Display) shows, borrowed where there is no detail.
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Undecoded::PayloadMismatch(_) | Undecoded::BadTraceLoggingMetadata(_) => self.to_string().into(),
+            other => other.reason().into(),
+        }
+    }
 }
 
 impl fmt::Display for Undecoded {

@@ -1,8 +1,12 @@
 //! `--format jsonl`: one JSON object per event — the record's raw fields,
 //! its names, its message and its properties as typed values.
 
-use nettrail_decode::format;
-use nettrail_etl::UtcText;
+use std::sync::Arc;
+
+use nettrail_decode::fasthash::FastMap;
+use nettrail_decode::{EventSchema, format};
+use nettrail_etl::record::KernelHook;
+use nettrail_etl::{HeaderKind, UtcText};
 
 use super::view::View;
 use crate::json;
@@ -15,32 +19,99 @@ fn opt_str(out: &mut Vec<u8>, key: &[u8], value: Option<&str>) {
     }
 }
 
-/// Writes one event; `raw` leaves out everything a schema would add (names,
-/// message, properties).
-pub fn write(
-    out: &mut Vec<u8>,
-    v: &View<'_, '_>,
-    raw: bool,
-    utc: &mut UtcText,
-    provider_fields: &mut Option<(nettrail_etl::Guid, Vec<u8>)>,
-) {
-    let e = v.event;
-    out.extend_from_slice(b"{\"timestamp\":");
-    json::filetime(out, utc, nettrail_etl::FileTime(v.filetime));
-    out.extend_from_slice(b",\"timestamp_raw\":");
-    json::uint(out, e.timestamp);
-    // A provider's GUID and name are rendered once per run of its events.
-    match provider_fields {
-        Some((guid, fields)) if *guid == e.provider => out.extend_from_slice(fields),
-        _ => {
-            let mut fields = Vec::with_capacity(100);
-            fields.extend_from_slice(b",\"provider_guid\":");
-            json::guid(&mut fields, &e.provider);
-            opt_str(&mut fields, b",\"provider_name\":", v.names.provider.as_deref());
-            out.extend_from_slice(&fields);
-            *provider_fields = Some((e.provider, fields));
-        }
+/// What one pass of a chunk keeps between its lines.
+#[derive(Default)]
+pub struct Lines {
+    utc: UtcText,
+    headers: FastMap<HeaderKey, Header>,
+}
+
+/// The part of a line from the provider's GUID to the keyword names. Every
+/// event with the same header fields and schema has the same text, and a
+/// chunk holds few kinds of events, so each is rendered once a chunk.
+struct Header {
+    /// Part of the key: TraceLogging events may name their provider in the record.
+    provider_name: Option<String>,
+    /// Held, so that the key's address cannot be another schema's while the
+    /// entry lives.
+    _schema: Option<Arc<EventSchema>>,
+    text: Vec<u8>,
+    /// The schema's property names as JSON keys, each with the comma before it.
+    keys: Vec<u8>,
+    /// Where each key ends in `keys`.
+    key_ends: Vec<usize>,
+}
+
+impl Header {
+    /// The key of the `i`-th property, with a comma before all but the first.
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 1 } else { self.key_ends[i - 1] };
+        &self.keys[start..self.key_ends[i]]
     }
+}
+
+/// The record's fields that [`EventNames::of`](nettrail_decode::EventNames::of)
+/// reads or the header's text shows, and the schema (the provider's name
+/// is the rest of the key).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct HeaderKey {
+    provider: nettrail_etl::Guid,
+    keywords: u64,
+    schema: *const EventSchema,
+    hook: Option<KernelHook>,
+    kind: HeaderKind,
+    id: u16,
+    task: u16,
+    version: u8,
+    opcode: u8,
+    level: u8,
+    channel: u8,
+}
+
+impl Lines {
+    /// The header of an event's kind, rendered on its first event.
+    fn header(&mut self, v: &View<'_, '_>, raw: bool) -> &Header {
+        let e = v.event;
+        let schema = v.schema.ok();
+        let key = HeaderKey {
+            provider: e.provider,
+            keywords: e.keywords,
+            schema: schema.map_or(std::ptr::null(), Arc::as_ptr),
+            hook: e.hook,
+            kind: e.kind,
+            id: e.id,
+            task: e.task,
+            version: e.version,
+            opcode: e.opcode,
+            level: e.level,
+            channel: e.channel,
+        };
+        let provider_name = v.names.provider.as_deref();
+        let header = self.headers.entry(key).or_insert_with(|| {
+            let mut keys = Vec::new();
+            let mut key_ends = Vec::new();
+            for field in schema.map(|s| s.fields.as_slice()).unwrap_or_default() {
+                keys.push(b',');
+                json::string(&mut keys, &field.name);
+                keys.push(b':');
+                key_ends.push(keys.len());
+            }
+            Header { provider_name: None, _schema: schema.cloned(), text: Vec::new(), keys, key_ends }
+        });
+        if header.text.is_empty() || header.provider_name.as_deref() != provider_name {
+            header.text.clear();
+            header_text(&mut header.text, v, raw);
+            header.provider_name = provider_name.map(str::to_owned);
+        }
+        header
+    }
+}
+
+fn header_text(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool) {
+    let e = v.event;
+    out.extend_from_slice(b",\"provider_guid\":");
+    json::guid(out, &e.provider);
+    opt_str(out, b",\"provider_name\":", v.names.provider.as_deref());
     if !raw {
         opt_str(out, b",\"event_name\":", v.names.event.as_deref());
     }
@@ -82,6 +153,18 @@ pub fn write(
         }
         out.push(b']');
     }
+}
+
+/// Writes one event; `raw` leaves out everything a schema would add (names,
+/// message, properties).
+pub fn write(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool, lines: &mut Lines) {
+    let e = v.event;
+    out.extend_from_slice(b"{\"timestamp\":");
+    json::filetime(out, &mut lines.utc, nettrail_etl::FileTime(v.filetime));
+    out.extend_from_slice(b",\"timestamp_raw\":");
+    json::uint(out, e.timestamp);
+    let header = lines.header(v, raw);
+    out.extend_from_slice(&header.text);
     out.extend_from_slice(b",\"pid\":");
     json::opt_uint(out, e.process_id);
     out.extend_from_slice(b",\"tid\":");
@@ -115,11 +198,7 @@ pub fn write(
             opt_str(out, b",\"message\":", v.message().as_deref());
             out.extend_from_slice(b",\"properties\":{");
             for (i, (field, value)) in v.properties().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                json::string(out, &field.name);
-                out.push(b':');
+                out.extend_from_slice(header.key(i));
                 format::json(field, value, e.pointer_size, out);
             }
             out.push(b'}');
@@ -128,7 +207,7 @@ pub fn write(
         Err(nettrail_decode::Undecoded::NotDecoded) => {}
         Err(why) => {
             out.extend_from_slice(b",\"undecoded\":");
-            json::string(out, &why.to_string());
+            json::string(out, &why.text());
         }
     }
     out.extend_from_slice(b"}\n");

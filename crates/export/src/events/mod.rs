@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use nettrail_decode::{EventNames, LookupCache, Schemas, Undecoded, Value};
-use nettrail_etl::{Chunk, Clock, UtcText};
+use nettrail_etl::{Chunk, Clock};
 use nettrail_stacks::{Code, Frames, Symbols};
 
 pub use self::filter::{Filter, TimeBound};
@@ -109,8 +109,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
         let mut count = 0;
         let mut values: Vec<Value<'_>> = Vec::new();
         let mut cache = LookupCache::default();
-        let mut utc = UtcText::default();
-        let mut provider_fields = None;
+        let mut lines = jsonl::Lines::default();
         let mut line = String::new();
         let mut cursor = code.map(|(c, _)| c.stacks.cursor());
         for event in chunk.events() {
@@ -158,7 +157,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                 stack,
             };
             match options.format {
-                Format::Jsonl => jsonl::write(text, &view, options.raw, &mut utc, &mut provider_fields),
+                Format::Jsonl => jsonl::write(text, &view, options.raw, &mut lines),
                 Format::Xml | Format::Csv | Format::Text => {
                     line.clear();
                     match options.format {
