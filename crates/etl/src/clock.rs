@@ -72,6 +72,18 @@ impl Clock {
             let delta = raw.wrapping_sub(self.anchor) as i64;
             return self.start_time.saturating_add(delta);
         }
+        // QPC-like clocks of up to 4 GHz after the anchor: whole seconds and
+        // the rest divided apart in 64 bits, exactly as the 128-bit form.
+        if let (Some(delta), Ok(tps)) = (raw.checked_sub(self.anchor), u32::try_from(self.ticks_per_second))
+            && tps > 0
+        {
+            let tps = u64::from(tps);
+            let part = ((delta % tps) * 10_000_000 / tps) as i64;
+            let ticks = i64::try_from(delta / tps).ok().and_then(|s| s.checked_mul(10_000_000)?.checked_add(part));
+            if let Some(ticks) = ticks {
+                return self.start_time.saturating_add(ticks);
+            }
+        }
         let delta = i128::from(raw) - i128::from(self.anchor);
         let ft = i128::from(self.start_time) + (delta * 10_000_000).div_euclid(self.ticks_per_second);
         ft.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
@@ -217,5 +229,32 @@ mod tests {
         let cycles = Clock::new(ClockType::CpuCycles, 0, 0, 10_000_000, 2000);
         assert_eq!(cycles.to_filetime(2_000_000_000), 10_000_000);
         assert_eq!(qpc.seconds_between(500, 10_000_500), 1.0);
+    }
+
+    #[test]
+    fn other_clock_rates_convert_as_the_exact_formula_says() {
+        let exact = |c: &Clock, raw: u64| {
+            let ft = i128::from(c.start_time)
+                + ((i128::from(raw) - i128::from(c.anchor)) * 10_000_000).div_euclid(c.ticks_per_second);
+            ft.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        };
+        let anchor = 1_534_534_208;
+        for rate in [1, 3, 2_994_853, 3_579_545, 14_318_180, 1_000_000_000, u64::from(u32::MAX), 1 << 40] {
+            for start in [0, 131_087_674_424_789_320, i64::MAX - 5, i64::MIN] {
+                let c = Clock::new(ClockType::Qpc, start, anchor, rate as i64, 0);
+                for raw in [
+                    0,
+                    anchor - 1,
+                    anchor,
+                    anchor + 1,
+                    anchor + rate - 1,
+                    anchor + rate * 977 + 12_345,
+                    u64::MAX / 3,
+                    u64::MAX,
+                ] {
+                    assert_eq!(c.to_filetime(raw), exact(&c, raw), "rate {rate}, start {start}, raw {raw}");
+                }
+            }
+        }
     }
 }
