@@ -42,6 +42,18 @@ impl Head {
     }
 }
 
+/// Whether two field names are equal. Names are short and an event's
+/// handler asks for several, each compared with every field before it:
+/// names of up to 8 bytes are compared as one word, not with `memcmp`.
+fn same_name(a: &str, b: &str) -> bool {
+    let word = |s: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..s.len()].copy_from_slice(s);
+        u64::from_le_bytes(w)
+    };
+    a.len() == b.len() && if a.len() <= 8 { word(a.as_bytes()) == word(b.as_bytes()) } else { a == b }
+}
+
 /// A decoded event's properties by name (a payload has a handful of fields,
 /// so a scan beats a map).
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +73,7 @@ impl<'s, 'a> Props<'s, 'a> {
     }
 
     pub fn get(&self, name: &str) -> Option<&'s Value<'a>> {
-        let i = self.fields.iter().position(|f| f.name == name)?;
+        let i = self.fields.iter().position(|f| same_name(&f.name, name))?;
         self.values.get(i)
     }
 
