@@ -207,16 +207,32 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
-pub fn json_hex(out: &mut Vec<u8>, v: u64) {
+/// `v` in lowercase hex, without leading zeros: the digits are the end of
+/// the buffer returned, from the index returned.
+fn hex_digits(v: u64) -> ([u8; 16], usize) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = *b"\"0x0000000000000000\"";
+    let mut text = [b'0'; 16];
     let digits = (16 - v.leading_zeros() as usize / 4).max(1);
     for i in 0..digits {
-        text[18 - i] = DIGITS[((v >> (4 * i)) & 15) as usize];
+        text[15 - i] = DIGITS[((v >> (4 * i)) & 15) as usize];
     }
-    out.extend_from_slice(&text[..3]);
-    out.extend_from_slice(&text[19 - digits..]);
+    (text, 16 - digits)
+}
+
+/// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
+pub fn json_hex(out: &mut Vec<u8>, v: u64) {
+    let (text, from) = hex_digits(v);
+    out.extend_from_slice(b"\"0x");
+    out.extend_from_slice(&text[from..]);
+    out.push(b'"');
+}
+
+/// Appends `v` as lowercase hex, as `{v:#x}` formats it: `0x1f`.
+pub fn push_hex(out: &mut String, v: u64) {
+    let (text, from) = hex_digits(v);
+    out.push_str("0x");
+    // Hex digits are ASCII.
+    out.push_str(std::str::from_utf8(&text[from..]).unwrap_or_default());
 }
 
 /// Appends `items` as a JSON array of strings.
@@ -407,6 +423,9 @@ mod tests {
             let mut out = Vec::new();
             super::json_hex(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), format!("\"0x{v:x}\""));
+            let mut text = String::from("+");
+            super::push_hex(&mut text, v);
+            assert_eq!(text, format!("+{v:#x}"));
         }
     }
 

@@ -4,6 +4,8 @@
 //! module is, `managed!Namespace.Type.Method+0x12` for JIT-compiled code, and
 //! the bare address where nothing is known.
 
+use nettrail_decode::format::push_hex;
+
 use crate::modules::{Module, Modules};
 
 /// Names a module-relative address (a PDB lookup, say).
@@ -35,21 +37,33 @@ impl<S: Symbols> Frames<'_, S> {
     /// One address of process `pid` at raw time `at`: one frame, or several
     /// where the compiler inlined functions into the one at that address.
     pub fn frame(&self, pid: u32, address: u64, at: u64, out: &mut Vec<String>) {
+        // Built by hand: frames are rendered by the million, and the
+        // formatting machinery was most of their time.
+        let mut text = |parts: &[&str], offset: Option<u64>| {
+            let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 19);
+            parts.iter().for_each(|p| s.push_str(p));
+            if let Some(offset) = offset {
+                push_hex(&mut s, offset);
+            }
+            out.push(s);
+        };
         if let Some(m) = self.modules.module(pid, address, at) {
             let rva = address - m.base;
             let named = self.symbols.functions(m, rva);
             if named.is_empty() {
-                out.push(format!("{}+{rva:#x}", m.name));
+                text(&[&m.name, "+"], Some(rva));
             } else {
-                out.extend(named.into_iter().map(|f| format!("{}!{f}", m.name)));
+                for f in named {
+                    text(&[&m.name, "!", &f], None);
+                }
             }
             return;
         }
         if let Some(method) = self.modules.method(pid, address, at) {
-            out.push(format!("managed!{}+{:#x}", method.name, address - method.start));
+            text(&["managed!", &method.name, "+"], Some(address - method.start));
             return;
         }
-        out.push(format!("{address:#x}"));
+        text(&[], Some(address));
     }
 
     /// A whole stack, innermost first.
