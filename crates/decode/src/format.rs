@@ -210,13 +210,22 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
 /// `v` in lowercase hex, without leading zeros: the digits are the end of
 /// the buffer returned, from the index returned.
 fn hex_digits(v: u64) -> ([u8; 16], usize) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [b'0'; 16];
-    let digits = (16 - v.leading_zeros() as usize / 4).max(1);
-    for i in 0..digits {
-        text[15 - i] = DIGITS[((v >> (4 * i)) & 15) as usize];
+    // The 8 nibbles of `x` spread one to a byte, the lowest in the lowest
+    // byte, each turned into its digit at once.
+    fn digits(x: u32) -> [u8; 8] {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        let mut x = u64::from(x);
+        x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
+        x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF;
+        x = (x | (x << 4)) & (ONES * 0x0F);
+        // 1 in each byte whose nibble is 10 or more (a letter).
+        let letters = ((x + ONES * 6) >> 4) & ONES;
+        (x + ONES * u64::from(b'0') + letters * u64::from(b'a' - b'0' - 10)).to_be_bytes()
     }
-    (text, 16 - digits)
+    let mut text = [0u8; 16];
+    text[..8].copy_from_slice(&digits((v >> 32) as u32));
+    text[8..].copy_from_slice(&digits(v as u32));
+    (text, (v.leading_zeros() as usize / 4).min(15))
 }
 
 /// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
@@ -418,6 +427,8 @@ mod tests {
         let mut values = vec![0, u64::MAX, 0x7f9c_d1b0_000];
         for shift in 0..64 {
             values.extend([1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) | 0xa5]);
+            // Every digit at every place.
+            values.extend([0x0123_4567_89ab_cdef_u64.rotate_left(shift), 0xfedc_ba98_7654_3210_u64.rotate_left(shift)]);
         }
         for v in values {
             let mut out = Vec::new();
