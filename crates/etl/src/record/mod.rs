@@ -312,7 +312,9 @@ pub fn parse_record(data: &[u8], default_pointer_size: u8) -> Result<Option<(Rec
     let record = match top {
         0xC0 => {
             let header_type = (marker >> 16) as u8;
-            let kind = HeaderKind::from_header_type(header_type).ok_or(ErrorKind::UnknownMarker { marker })?;
+            let Some(kind) = HeaderKind::from_header_type(header_type) else {
+                return Err(ErrorKind::UnknownMarker { marker });
+            };
             if kind.is_kernel() {
                 system::parse(data, kind)?
             } else if kind.is_event_header() {

@@ -24,8 +24,11 @@ fn sizes(data: &[u8], kind: HeaderKind) -> Result<(usize, usize, usize), ErrorKi
         _ => 0x10,
     };
     // Every kernel header has at least the 0x10 bytes of the PERFINFO form.
-    let h: &[u8; 0x10] =
-        data.first_chunk().ok_or(ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() })?;
+    // (Errors are made only when needed: an error has a destructor, and
+    // one made and dropped for every record showed in profiles.)
+    let Some(h) = data.first_chunk::<0x10>() else {
+        return Err(ErrorKind::BadRecordSize { size: 0, minimum: header_len, remaining: data.len() });
+    };
     let version_word = u16_of(h, 0);
     let pebs = if version_word & 0x8000 != 0 { 8 } else { 0 };
     let pmc = usize::from((version_word >> 8) & 0x7) * 8;
