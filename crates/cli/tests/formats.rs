@@ -278,3 +278,48 @@ fn raw_dump_has_the_record_fields_only() {
         assert!(d.get("properties").is_some() && r.get("properties").is_none());
     }
 }
+
+/// JSON lines render the fields an event kind shares once a chunk. Events
+/// alike in everything but the provider's name in their traits (no schema,
+/// so the name is the traits') must still each show their own name, as the
+/// CSV does.
+#[test]
+fn events_alike_but_for_their_traits_keep_their_own_provider_names() {
+    use nettrail_etl::extended::ExtType;
+    use nettrail_etl::write::{Context, EventHeaderRecord, TraceConfig, TraceWriter};
+    use nettrail_tracelogging::{descriptor, level, opcode, provider_traits};
+
+    const GUID: &str = "9f0c4e3d-5b1a-4c2e-8d7f-6a5b4c3d2e1f";
+    let config = TraceConfig::default();
+    let start = config.start_timestamp;
+    let mut writer = TraceWriter::new(config);
+    let names = ["Contoso-Alpha", "Contoso-Beta", "Contoso-Beta", "Contoso-Alpha"];
+    for (i, name) in names.iter().enumerate() {
+        let traits = provider_traits(name);
+        let extended = [(ExtType::PROV_TRAITS, traits.as_slice())];
+        let context = Context { timestamp: start + 10_000 * (i as u64 + 1), cpu: 0, process_id: 42, thread_id: 43 };
+        let payload = 443u16.to_be_bytes();
+        let guid = nettrail_etl::Guid::parse_const(GUID);
+        let mut record = EventHeaderRecord::new(context, guid, descriptor(level::INFORMATION, opcode::INFO), &payload);
+        record.extended = &extended;
+        writer.write_event_header(&record).unwrap();
+    }
+    let dir = std::env::temp_dir().join(format!("nettrail-formats-traits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("traits.etl");
+    std::fs::write(&path, writer.finish()).unwrap();
+    let path = path.to_str().unwrap();
+
+    let lines = dump(path, &["--format", "jsonl", "--provider", GUID]);
+    let shown: Vec<String> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| format!("{} {}", e["provider_name"], e["undecoded"]))
+        .collect();
+    let expected: Vec<String> = names.iter().map(|n| format!("\"{n}\" \"no schema for the provider\"")).collect();
+    assert_eq!(shown, expected);
+    let csv = dump(path, &["--format", "csv", "--provider", GUID]);
+    let in_csv: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(in_csv, names);
+    std::fs::remove_dir_all(&dir).ok();
+}

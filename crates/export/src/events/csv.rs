@@ -40,9 +40,9 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
     // Times, GUIDs and numbers are written as they are: none begins like a
     // formula or holds a comma, a quote or a control character.
     let _ = write!(out, "{},", nettrail_etl::FileTime(v.filetime));
-    cell(out, v.names.provider.as_deref().unwrap_or(""));
+    cell(out, v.names().provider.as_deref().unwrap_or(""));
     let _ = write!(out, ",{},", e.provider);
-    for name in [&v.names.event, &v.names.task, &v.names.opcode] {
+    for name in [&v.names().event, &v.names().task, &v.names().opcode] {
         cell(out, name.as_deref().unwrap_or(""));
         out.push(',');
     }

@@ -82,8 +82,9 @@ impl Filter {
         f
     }
 
-    /// Whether the event passes; `name` is its provider's name, `filetime` its time.
-    pub fn accepts(&self, e: &Event<'_>, name: Option<&str>, filetime: i64) -> bool {
+    /// Whether the event passes; `name` gives its provider's name (asked
+    /// for only when providers are chosen by name), `filetime` is its time.
+    pub fn accepts<'n>(&self, e: &Event<'_>, name: impl FnOnce() -> Option<&'n str>, filetime: i64) -> bool {
         if !self.pids.is_empty() && !e.process_id.is_some_and(|pid| self.pids.contains(&pid)) {
             return false;
         }
@@ -99,7 +100,8 @@ impl Filter {
         if self.guids.is_empty() && self.names.is_empty() {
             return true;
         }
-        self.guids.contains(&e.provider) || name.is_some_and(|n| self.names.iter().any(|wanted| names_match(n, wanted)))
+        self.guids.contains(&e.provider)
+            || name().is_some_and(|n| self.names.iter().any(|wanted| names_match(n, wanted)))
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use nettrail_decode::fasthash::FastMap;
 use nettrail_decode::{EventSchema, format};
+use nettrail_etl::extended::{ExtType, provider_traits_name};
 use nettrail_etl::record::KernelHook;
 use nettrail_etl::{HeaderKind, UtcText};
 
@@ -30,8 +31,9 @@ pub struct Lines {
 /// event with the same header fields and schema has the same text, and a
 /// chunk holds few kinds of events, so each is rendered once a chunk.
 struct Header {
-    /// Part of the key: TraceLogging events may name their provider in the record.
-    provider_name: Option<String>,
+    /// Part of the key: the provider's name in the record's traits
+    /// (TraceLogging), which the names may be made from.
+    traits: Option<String>,
     /// Held, so that the key's address cannot be another schema's while the
     /// entry lives.
     _schema: Option<Arc<EventSchema>>,
@@ -51,8 +53,8 @@ impl Header {
 }
 
 /// The record's fields that [`EventNames::of`](nettrail_decode::EventNames::of)
-/// reads or the header's text shows, and the schema (the provider's name
-/// is the rest of the key).
+/// reads or the header's text shows, and the schema (the provider's traits
+/// are the rest of the key).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct HeaderKey {
     provider: nettrail_etl::Guid,
@@ -86,7 +88,7 @@ impl Lines {
             level: e.level,
             channel: e.channel,
         };
-        let provider_name = v.names.provider.as_deref();
+        let traits = e.extended.find(ExtType::PROV_TRAITS).and_then(|t| provider_traits_name(t.data));
         let header = self.headers.entry(key).or_insert_with(|| {
             let mut keys = Vec::new();
             let mut key_ends = Vec::new();
@@ -96,12 +98,12 @@ impl Lines {
                 keys.push(b':');
                 key_ends.push(keys.len());
             }
-            Header { provider_name: None, _schema: schema.cloned(), text: Vec::new(), keys, key_ends }
+            Header { traits: None, _schema: schema.cloned(), text: Vec::new(), keys, key_ends }
         });
-        if header.text.is_empty() || header.provider_name.as_deref() != provider_name {
+        if header.text.is_empty() || header.traits.as_deref() != traits {
             header.text.clear();
             header_text(&mut header.text, v, raw);
-            header.provider_name = provider_name.map(str::to_owned);
+            header.traits = traits.map(str::to_owned);
         }
         header
     }
@@ -111,9 +113,9 @@ fn header_text(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool) {
     let e = v.event;
     out.extend_from_slice(b",\"provider_guid\":");
     json::guid(out, &e.provider);
-    opt_str(out, b",\"provider_name\":", v.names.provider.as_deref());
+    opt_str(out, b",\"provider_name\":", v.names().provider.as_deref());
     if !raw {
-        opt_str(out, b",\"event_name\":", v.names.event.as_deref());
+        opt_str(out, b",\"event_name\":", v.names().event.as_deref());
     }
     out.extend_from_slice(b",\"kind\":\"");
     out.extend_from_slice(e.kind.name().as_bytes());
@@ -124,28 +126,28 @@ fn header_text(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool) {
     out.extend_from_slice(b",\"opcode\":");
     json::uint(out, e.opcode);
     if !raw {
-        opt_str(out, b",\"opcode_name\":", v.names.opcode.as_deref());
+        opt_str(out, b",\"opcode_name\":", v.names().opcode.as_deref());
     }
     out.extend_from_slice(b",\"task\":");
     json::uint(out, e.task);
     if !raw {
-        opt_str(out, b",\"task_name\":", v.names.task.as_deref());
+        opt_str(out, b",\"task_name\":", v.names().task.as_deref());
     }
     out.extend_from_slice(b",\"level\":");
     json::uint(out, e.level);
     if !raw {
-        opt_str(out, b",\"level_name\":", v.names.level.as_deref());
+        opt_str(out, b",\"level_name\":", v.names().level.as_deref());
     }
     out.extend_from_slice(b",\"channel\":");
     json::uint(out, e.channel);
     if !raw {
-        opt_str(out, b",\"channel_name\":", v.names.channel.as_deref());
+        opt_str(out, b",\"channel_name\":", v.names().channel.as_deref());
     }
     out.extend_from_slice(b",\"keywords\":");
     json::hex(out, e.keywords);
     if !raw {
         out.extend_from_slice(b",\"keyword_names\":[");
-        for (i, k) in v.names.keywords.iter().enumerate() {
+        for (i, k) in v.names().keywords.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }

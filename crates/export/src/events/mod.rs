@@ -13,6 +13,7 @@ mod view;
 mod xml;
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::OnceLock;
 
 use nettrail_decode::{EventNames, LookupCache, Schemas, Undecoded, Value};
@@ -123,8 +124,9 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
             if decoded.is_err() {
                 values.clear();
             }
-            let names = EventNames::of(&event.record, decoded.as_ref().ok().copied());
-            if !options.filter.accepts(&event, names.provider.as_deref(), filetime) {
+            let names = OnceCell::new();
+            let names_of = || names.get_or_init(|| EventNames::of(&event.record, decoded.as_ref().ok().copied()));
+            if !options.filter.accepts(&event, || names_of().provider.as_deref(), filetime) {
                 continue;
             }
             let stack = code.zip(cursor.as_mut()).and_then(|((c, symbols), cursor)| {

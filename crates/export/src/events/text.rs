@@ -69,11 +69,11 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
             TextField::Timestamp => {
                 let _ = write!(out, "{}", nettrail_etl::FileTime(v.filetime));
             }
-            TextField::Providername => out.push_str(name(&v.names.provider)),
+            TextField::Providername => out.push_str(name(&v.names().provider)),
             TextField::Providerguid => {
                 let _ = write!(out, "{}", e.provider);
             }
-            TextField::Eventname => out.push_str(name(&v.names.event)),
+            TextField::Eventname => out.push_str(name(&v.names().event)),
             TextField::Eventid => {
                 let _ = write!(out, "{}", e.id);
             }
@@ -83,19 +83,19 @@ pub fn write(out: &mut String, v: &View<'_, '_>, fields: &[TextField]) {
             TextField::Level => {
                 let _ = write!(out, "{}", e.level);
             }
-            TextField::Levelname => out.push_str(name(&v.names.level)),
+            TextField::Levelname => out.push_str(name(&v.names().level)),
             TextField::Task => {
                 let _ = write!(out, "{}", e.task);
             }
-            TextField::Taskname => out.push_str(name(&v.names.task)),
+            TextField::Taskname => out.push_str(name(&v.names().task)),
             TextField::Opcode => {
                 let _ = write!(out, "{}", e.opcode);
             }
-            TextField::Opcodename => out.push_str(name(&v.names.opcode)),
+            TextField::Opcodename => out.push_str(name(&v.names().opcode)),
             TextField::Keywords => {
                 let _ = write!(out, "0x{:x}", e.keywords);
             }
-            TextField::Keywordnames => out.push_str(&v.names.keywords.join(" ")),
+            TextField::Keywordnames => out.push_str(&v.names().keywords.join(" ")),
             TextField::Pid => {
                 if let Some(pid) = e.process_id {
                     let _ = write!(out, "{pid}");

@@ -1,6 +1,7 @@
 //! One event as the formats see it: the record, its schema (or why there is
 //! none), its decoded values and its names.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use nettrail_decode::{EventNames, EventSchema, Undecoded, Value, message};
@@ -11,14 +12,21 @@ pub struct View<'v, 'a> {
     pub event: &'v Event<'a>,
     pub schema: Result<&'v Arc<EventSchema>, &'v Undecoded>,
     pub values: &'v [Value<'a>],
-    pub names: &'v EventNames<'v>,
+    /// Made when first asked for: JSON lines ask only for an event kind's
+    /// first event.
+    pub names: &'v OnceCell<EventNames<'v>>,
     /// The event's time as FILETIME (UTC).
     pub filetime: i64,
     /// The event's call stack, innermost frame first, as a JSON array.
     pub stack: Option<std::borrow::Cow<'v, str>>,
 }
 
-impl View<'_, '_> {
+impl<'v> View<'v, '_> {
+    /// The event's display names.
+    pub fn names(&self) -> &EventNames<'v> {
+        self.names.get_or_init(|| EventNames::of(&self.event.record, self.schema.ok()))
+    }
+
     /// The rendered message, if the schema has one.
     pub fn message(&self) -> Option<String> {
         let schema = self.schema.ok()?;

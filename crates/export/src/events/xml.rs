@@ -99,7 +99,7 @@ fn data(out: &mut String, indent: &str, field: &nettrail_decode::Field, value: &
 pub fn write(out: &mut String, v: &View<'_, '_>) {
     let e = v.event;
     out.push_str("<Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\">\n <System>\n  <Provider");
-    if let Some(name) = &v.names.provider {
+    if let Some(name) = &v.names().provider {
         out.push_str(" Name=\"");
         escape(out, name);
         out.push('"');
@@ -139,7 +139,7 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         CpuTime::None => {}
     }
     out.push_str(" />\n");
-    element(out, "Channel", v.names.channel.as_deref().unwrap_or(""));
+    element(out, "Channel", v.names().channel.as_deref().unwrap_or(""));
     out.push_str("  <Computer />\n </System>\n");
     match v.schema {
         Ok(_) => {
@@ -161,21 +161,24 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         }
     }
     out.push_str(" <RenderingInfo Culture=\"en-US\">\n");
-    let rendering =
-        [("Level", v.names.level.as_deref()), ("Opcode", v.names.opcode.as_deref()), ("Task", v.names.task.as_deref())];
+    let rendering = [
+        ("Level", v.names().level.as_deref()),
+        ("Opcode", v.names().opcode.as_deref()),
+        ("Task", v.names().task.as_deref()),
+    ];
     for (name, value) in rendering {
         element(out, name, value.unwrap_or(""));
     }
     out.push_str("  <Keywords>\n");
-    for k in &v.names.keywords {
+    for k in &v.names().keywords {
         out.push_str("   <Keyword>");
         escape(out, k);
         out.push_str("</Keyword>\n");
     }
     out.push_str("  </Keywords>\n");
     element(out, "Message", &v.message().unwrap_or_default());
-    element(out, "Channel", v.names.channel.as_deref().unwrap_or(""));
-    element(out, "Provider", v.names.provider.as_deref().unwrap_or(""));
+    element(out, "Channel", v.names().channel.as_deref().unwrap_or(""));
+    element(out, "Provider", v.names().provider.as_deref().unwrap_or(""));
     out.push_str(" </RenderingInfo>\n</Event>\n");
 }
 
