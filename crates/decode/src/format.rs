@@ -359,12 +359,34 @@ pub fn json(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut Vec<u8
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Utf16(b) => {
             out.push(b'"');
-            // Printable ASCII other than `"` and `\` is its own JSON: narrowed
-            // straight into the output, the rest decoded and escaped.
-            let plain = ascii_units(b, |c| (0x20..0x7F).contains(&c) && c != b'"' && c != b'\\');
-            out.extend(b[..2 * plain].iter().step_by(2));
-            if let Some(rest) = b.get(2 * plain..).filter(|r| r.len() >= 2) {
-                json_escaped(out, &utf16_lossy(rest));
+            // Printable ASCII is its own JSON (`"` and `\` after a backslash,
+            // as in every Windows path): narrowed straight into the output.
+            // From the first other unit on, the text is decoded and escaped.
+            let mut rest = *b;
+            loop {
+                let plain = ascii_units(
+                    rest,
+                    |c| (0x20..0x7F).contains(&c) && c != b'"' && c != b'\\',
+                    |w| {
+                        // Spaces in the high bytes, known to be 0, leave the low bytes to the test.
+                        w & 0xFF00_FF00_FF00_FF00 == 0
+                            && !crate::safe_text::may_need_escape(w | 0x2000_2000_2000_2000, b'"', b'\\')
+                    },
+                );
+                out.extend(rest[..2 * plain].iter().step_by(2));
+                rest = &rest[2 * plain..];
+                match rest {
+                    [c @ (b'"' | b'\\'), 0, tail @ ..] => {
+                        out.extend_from_slice(&[b'\\', *c]);
+                        rest = tail;
+                    }
+                    [_, _, ..] => {
+                        json_escaped(out, &utf16_lossy(rest));
+                        break;
+                    }
+                    // An odd byte at the end is no unit.
+                    _ => break,
+                }
             }
             out.push(b'"');
         }
@@ -492,8 +514,19 @@ mod tests {
     #[test]
     fn utf16_text_wherever_its_ascii_ends() {
         let f = field(InType::UnicodeString, OutType::String);
-        let tails: [&[u16]; 7] =
-            [&[0x22], &[0x5c, 0x41], &[0x1b], &[0xe9], &[0xd83d, 0xde00], &[0xd800, 0x41], &[0x202e]];
+        let tails: [&[u16]; 10] = [
+            &[0x22],
+            &[0x5c, 0x41],
+            &[0x1b],
+            &[0xe9],
+            &[0xd83d, 0xde00],
+            &[0xd800, 0x41],
+            &[0x202e],
+            // A path: escapes the fast path writes, then what it cannot.
+            &[0x5c, 0x5c, 0x41, 0x5c, 0x22, 0x42, 0xe9, 0x5c, 0x43],
+            &[0x5c, 0x22, 0x5c, 0x1b, 0x5c],
+            &[0x5c, 0, 0x41],
+        ];
         for at in 0..10 {
             for tail in tails {
                 let units: Vec<u16> = std::iter::repeat_n(u16::from(b'a'), at).chain(tail.iter().copied()).collect();

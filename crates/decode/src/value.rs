@@ -69,16 +69,27 @@ impl Value<'_> {
 pub fn utf16_lossy(bytes: &[u8]) -> String {
     // Leading ASCII (most often all of it) is narrowed a unit at a time,
     // not decoded and encoded again character by character.
-    let ascii = ascii_units(bytes, |_| true);
+    let ascii = ascii_units(bytes, |_| true, four_ascii);
     let mut text = String::from_utf8(bytes[..2 * ascii].iter().step_by(2).copied().collect()).unwrap_or_default();
     let rest = bytes[2 * ascii..].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
     text.extend(char::decode_utf16(rest).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
     text
 }
 
-/// How many UTF-16LE units at the start of `bytes` are ASCII characters that `keep` keeps.
-pub(crate) fn ascii_units(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
-    bytes.chunks_exact(2).take_while(|c| c[1] == 0 && c[0].is_ascii() && keep(c[0])).count()
+/// How many UTF-16LE units at the start of `bytes` are ASCII characters that
+/// `keep` keeps. `keep_four` says the same of four units read as a word,
+/// lowest first (it may say no where `keep` would say yes).
+pub(crate) fn ascii_units(bytes: &[u8], keep: impl Fn(u8) -> bool, keep_four: impl Fn(u64) -> bool) -> usize {
+    let mut words = bytes.chunks_exact(8);
+    let whole =
+        words.by_ref().take_while(|w| keep_four(u64::from_le_bytes((*w).try_into().unwrap_or_default()))).count();
+    let rest = &bytes[8 * whole..];
+    4 * whole + rest.chunks_exact(2).take_while(|c| c[1] == 0 && c[0].is_ascii() && keep(c[0])).count()
+}
+
+/// Whether four UTF-16LE units read as a word are all ASCII.
+pub(crate) fn four_ascii(w: u64) -> bool {
+    w & 0xFF80_FF80_FF80_FF80 == 0
 }
 
 /// 8-bit text: UTF-8 when valid (it usually is), else read as Windows-1252's
