@@ -446,7 +446,7 @@ pub fn braced_guid(g: &Guid) -> String {
 mod tests {
     #[test]
     fn hex_has_every_digit_and_no_leading_zeros() {
-        let mut values = vec![0, u64::MAX, 0x7f9c_d1b0_000];
+        let mut values = vec![0, u64::MAX, 0x07f9_cd1b_0000];
         for shift in 0..64 {
             values.extend([1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) | 0xa5]);
             // Every digit at every place.

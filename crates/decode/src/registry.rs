@@ -158,8 +158,11 @@ impl LookupCache {
         Schemas::key_of(record)
     }
 
-    /// The key's slot: a multiplicative hash of its fields.
-    fn slot(key: &SchemaKey) -> usize {
+    /// The key's two slots: from a multiplicative hash of its fields. Two,
+    /// so that two kinds of event a trace alternates between do not keep
+    /// pushing each other out (the runtime's method events and the
+    /// kernel's profile samples shared a slot).
+    fn slots(key: &SchemaKey) -> [usize; 2] {
         let (guid, event, version) = match *key {
             SchemaKey::Manifest { provider, id, version } => (provider, u64::from(id), version),
             SchemaKey::Classic { class, opcode, version } => (class, 0x1_0000 | u64::from(opcode), version),
@@ -170,17 +173,19 @@ impl LookupCache {
             ^ u64::from_le_bytes(guid.data4).rotate_left(23)
             ^ event << 8
             ^ u64::from(version);
-        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as usize
+        let hash = mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        [(hash >> 59) as usize, (hash >> 54) as usize & 31]
     }
 
     fn position(&self, key: &SchemaKey) -> Option<usize> {
-        let slot = LookupCache::slot(key);
-        self.entries[slot].as_ref().is_some_and(|(k, _)| k == key).then_some(slot)
+        LookupCache::slots(key).into_iter().find(|&slot| self.entries[slot].as_ref().is_some_and(|(k, _)| k == key))
     }
 
-    /// Stores a lookup in its key's slot; returns the slot.
+    /// Stores a lookup in one of its key's slots (an empty one if there is
+    /// one); returns the slot.
     fn put(&mut self, key: SchemaKey, value: Lookup) -> usize {
-        let slot = LookupCache::slot(&key);
+        let [first, second] = LookupCache::slots(&key);
+        let slot = if self.entries[first].is_none() { first } else { second };
         self.entries[slot] = Some((key, Cached::new(value)));
         slot
     }
@@ -729,6 +734,37 @@ mod tests {
 
     fn key(id: u16, version: u8) -> SchemaKey {
         SchemaKey::Manifest { provider: Guid::parse_const("7dd42a49-5329-4832-8dfd-43d979153a88"), id, version }
+    }
+
+    #[test]
+    fn kinds_that_share_a_slot_are_both_kept() {
+        // The runtime's method events and the kernel's profile samples,
+        // which alternate in the PerfView traces, hash to the same slot.
+        let runtime = SchemaKey::Manifest {
+            provider: Guid::parse_const("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4"),
+            id: 10,
+            version: 2,
+        };
+        let samples = SchemaKey::Classic {
+            class: Guid::parse_const("ce1dbfb4-137e-4da6-87b0-3f59aa102cbc"),
+            opcode: 46,
+            version: 2,
+        };
+        assert_eq!(LookupCache::slots(&runtime)[0], LookupCache::slots(&samples)[0]);
+        let mut cache = LookupCache::default();
+        let a = cache.put(runtime, Err(Undecoded::UnknownEvent));
+        let b = cache.put(samples, Err(Undecoded::UnknownProvider));
+        assert_ne!(a, b);
+        assert_eq!((cache.position(&runtime), cache.position(&samples)), (Some(a), Some(b)));
+        assert_eq!(cache.result(a).err(), Some(&Undecoded::UnknownEvent));
+        assert_eq!(cache.result(b).err(), Some(&Undecoded::UnknownProvider));
+        // A third kind of the same slot takes the second's place, not the first's.
+        let third = (0..u16::MAX).map(|id| key(id, 0)).find(|k| LookupCache::slots(k) == [a, b]).unwrap();
+        assert_eq!(cache.put(third, Err(Undecoded::WppMessage)), b);
+        assert_eq!(
+            (cache.position(&runtime), cache.position(&samples), cache.position(&third)),
+            (Some(a), None, Some(b))
+        );
     }
 
     #[test]
