@@ -202,12 +202,26 @@ pub fn is_formula(s: &str) -> bool {
     s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err()
 }
 
+/// Whether `b` holds a comma or a quote, looked for 8 bytes at a time.
+fn has_comma_or_quote(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Exact for "some byte is zero": a borrow starts only at a zero byte.
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let mut words = b.chunks_exact(8);
+    let found = words.by_ref().any(|w| {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        zero_byte(w ^ (ONES * u64::from(b','))) || zero_byte(w ^ (ONES * u64::from(b'"')))
+    });
+    found || words.remainder().iter().any(|&c| c == b',' || c == b'"')
+}
+
 /// Appends one CSV field: escaped as [`push_visible`], a formula made text
 /// with a leading `'`, quoted when it holds a comma or a quote.
 pub fn push_csv_field(out: &mut String, s: &str) {
     let guard = if is_formula(s) { "'" } else { "" };
     // Escapes add no comma and no quote: whether to quote is the text's.
-    let quoted = s.bytes().any(|b| b == b',' || b == b'"');
+    let quoted = has_comma_or_quote(s.as_bytes());
     if quoted {
         out.push('"');
     }
