@@ -6,8 +6,11 @@
 
 use std::fmt::Write as _;
 
-use nettrail_decode::{Undecoded, format, safe_text};
+use nettrail_decode::{Undecoded, safe_text};
+use nettrail_etl::UtcText;
 
+use super::jsonl::PropertyKeys;
+use super::kinds::Kinds;
 use super::view::View;
 
 pub const HEADER: &str = "timestamp,provider_name,provider_guid,event_name,task_name,opcode_name,id,version,\
@@ -18,54 +21,84 @@ fn cell(out: &mut String, s: &str) {
     safe_text::push_csv_field(out, s);
 }
 
-pub fn write(out: &mut String, v: &View<'_, '_>) {
-    let e = v.event;
-    let mut properties = Vec::new();
-    if v.schema.is_ok() {
-        properties.push(b'{');
-        for (i, (field, value)) in v.properties().enumerate() {
-            if i > 0 {
-                properties.push(b',');
-            }
-            format::json_string(&mut properties, &field.name);
-            properties.push(b':');
-            format::json(field, value, e.pointer_size, &mut properties);
+/// What one pass of a chunk keeps between its rows.
+#[derive(Default)]
+pub struct Rows {
+    utc: UtcText,
+    kinds: Kinds<Kind>,
+    properties: Vec<u8>,
+}
+
+/// The cells an event kind's rows share, from the provider's name to the
+/// keywords, and its property keys.
+struct Kind {
+    cells: String,
+    keys: PropertyKeys,
+}
+
+impl Kind {
+    fn new(v: &View<'_, '_>) -> Kind {
+        let e = v.event;
+        let names = v.names();
+        let mut cells = String::new();
+        cell(&mut cells, names.provider.as_deref().unwrap_or(""));
+        // Times, GUIDs and numbers are written as they are: none begins like
+        // a formula or holds a comma, a quote or a control character.
+        let _ = write!(cells, ",{},", e.provider);
+        for name in [&names.event, &names.task, &names.opcode] {
+            cell(&mut cells, name.as_deref().unwrap_or(""));
+            cells.push(',');
         }
-        properties.push(b'}');
+        let _ = write!(cells, "{},{},{},0x{:x},", e.id, e.version, e.level, e.keywords);
+        Kind { cells, keys: PropertyKeys::new(v) }
     }
-    let undecoded = match v.schema {
-        Err(why) if *why != Undecoded::NotDecoded => why.to_string(),
-        _ => String::new(),
-    };
-    // Times, GUIDs and numbers are written as they are: none begins like a
-    // formula or holds a comma, a quote or a control character.
-    let _ = write!(out, "{},", nettrail_etl::FileTime(v.filetime));
-    cell(out, v.names().provider.as_deref().unwrap_or(""));
-    let _ = write!(out, ",{},", e.provider);
-    for name in [&v.names().event, &v.names().task, &v.names().opcode] {
-        cell(out, name.as_deref().unwrap_or(""));
-        out.push(',');
-    }
-    let _ = write!(out, "{},{},{},0x{:x},", e.id, e.version, e.level, e.keywords);
+}
+
+fn number(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+fn guid(out: &mut String, g: &nettrail_etl::Guid) {
+    let mut text = [0u8; 36];
+    g.encode_lower(&mut text);
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
+}
+
+pub fn write(out: &mut String, v: &View<'_, '_>, rows: &mut Rows) {
+    let e = v.event;
+    let mut time = [0u8; 28];
+    let n = rows.utc.encode(nettrail_etl::FileTime(v.filetime), &mut time);
+    out.push_str(std::str::from_utf8(&time[..n]).unwrap_or_default());
+    out.push(',');
+    let kind = rows.kinds.of(v, Kind::new);
+    out.push_str(&kind.cells);
     for id in [e.process_id, e.thread_id] {
         if let Some(id) = id {
-            let _ = write!(out, "{id}");
+            number(out, id);
         }
         out.push(',');
     }
-    let _ = write!(out, "{},", e.cpu);
+    number(out, e.cpu);
+    out.push(',');
     if !e.activity_id.is_zero() {
-        let _ = write!(out, "{}", e.activity_id);
+        guid(out, &e.activity_id);
     }
     out.push(',');
     if let Some(related) = e.extended.related_activity_id() {
-        let _ = write!(out, "{related}");
+        guid(out, &related);
     }
     out.push(',');
     cell(out, &v.message().unwrap_or_default());
     out.push(',');
-    cell(out, std::str::from_utf8(&properties).unwrap_or_default());
+    rows.properties.clear();
+    if v.schema.is_ok() {
+        kind.keys.write(&mut rows.properties, v);
+    }
+    cell(out, std::str::from_utf8(&rows.properties).unwrap_or_default());
     out.push(',');
-    cell(out, &undecoded);
+    match v.schema {
+        Err(why) if *why != Undecoded::NotDecoded => cell(out, &why.text()),
+        _ => {}
+    }
     out.push_str("\r\n");
 }

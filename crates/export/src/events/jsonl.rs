@@ -1,14 +1,10 @@
 //! `--format jsonl`: one JSON object per event — the record's raw fields,
 //! its names, its message and its properties as typed values.
 
-use std::sync::Arc;
+use nettrail_decode::format;
+use nettrail_etl::UtcText;
 
-use nettrail_decode::fasthash::FastMap;
-use nettrail_decode::{EventSchema, format};
-use nettrail_etl::extended::{ExtType, provider_traits_name};
-use nettrail_etl::record::KernelHook;
-use nettrail_etl::{HeaderKind, UtcText};
-
+use super::kinds::Kinds;
 use super::view::View;
 use crate::json;
 
@@ -24,98 +20,59 @@ fn opt_str(out: &mut Vec<u8>, key: &[u8], value: Option<&str>) {
 #[derive(Default)]
 pub struct Lines {
     utc: UtcText,
-    headers: FastMap<HeaderKey, Header>,
+    headers: Kinds<Header>,
 }
 
-/// The part of a line from the provider's GUID to the keyword names. Every
-/// event with the same header fields and schema has the same text, and a
-/// chunk holds few kinds of events, so each is rendered once a chunk.
+/// The part of a line from the provider's GUID to the keyword names, and
+/// the schema's property names as JSON keys.
 struct Header {
-    /// Part of the key: the provider's name in the record's traits
-    /// (TraceLogging), which the names may be made from.
-    traits: Option<String>,
-    /// Held, so that the key's address cannot be another schema's while the
-    /// entry lives.
-    _schema: Option<Arc<EventSchema>>,
     text: Vec<u8>,
-    /// The schema's property names as JSON keys, each with the comma before it.
-    keys: Vec<u8>,
-    /// Where each key ends in `keys`.
-    key_ends: Vec<usize>,
+    keys: PropertyKeys,
 }
 
 impl Header {
-    /// The key of the `i`-th property, with a comma before all but the first.
-    fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 1 } else { self.key_ends[i - 1] };
-        &self.keys[start..self.key_ends[i]]
+    fn new(v: &View<'_, '_>, raw: bool) -> Header {
+        let mut text = Vec::new();
+        header_text(&mut text, v, raw);
+        Header { text, keys: PropertyKeys::new(v) }
     }
 }
 
-/// The record's fields that [`EventNames::of`](nettrail_decode::EventNames::of)
-/// reads or the header's text shows, and the schema (the provider's traits
-/// are the rest of the key).
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct HeaderKey {
-    provider: nettrail_etl::Guid,
-    keywords: u64,
-    schema: *const EventSchema,
-    hook: Option<KernelHook>,
-    kind: HeaderKind,
-    id: u16,
-    task: u16,
-    version: u8,
-    opcode: u8,
-    level: u8,
-    channel: u8,
+/// A schema's property names as JSON keys (`"Name":`), made once a kind.
+pub(super) struct PropertyKeys {
+    /// Each key with the comma before it.
+    keys: Vec<u8>,
+    /// Where each key ends in `keys`.
+    ends: Vec<usize>,
 }
 
-impl std::hash::Hash for HeaderKey {
-    /// What tells a chunk's kinds apart, folded into one word (hashing
-    /// every field, one at a time, was most of a lookup's cost).
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let guid = u128::from_le_bytes(self.provider.to_bytes_le());
-        let small = u64::from(self.id) | u64::from(self.opcode) << 16 | u64::from(self.version) << 24;
-        state.write_u64(guid as u64 ^ (guid >> 64) as u64 ^ self.keywords ^ self.schema as u64 ^ small << 32);
-    }
-}
-
-impl Lines {
-    /// The header of an event's kind, rendered on its first event.
-    fn header(&mut self, v: &View<'_, '_>, raw: bool) -> &Header {
-        let e = v.event;
-        let schema = v.schema.ok();
-        let key = HeaderKey {
-            provider: e.provider,
-            keywords: e.keywords,
-            schema: schema.map_or(std::ptr::null(), Arc::as_ptr),
-            hook: e.hook,
-            kind: e.kind,
-            id: e.id,
-            task: e.task,
-            version: e.version,
-            opcode: e.opcode,
-            level: e.level,
-            channel: e.channel,
-        };
-        let traits = e.extended.find(ExtType::PROV_TRAITS).and_then(|t| provider_traits_name(t.data));
-        let header = self.headers.entry(key).or_insert_with(|| {
-            let mut keys = Vec::new();
-            let mut key_ends = Vec::new();
-            for field in schema.map(|s| s.fields.as_slice()).unwrap_or_default() {
-                keys.push(b',');
-                json::string(&mut keys, &field.name);
-                keys.push(b':');
-                key_ends.push(keys.len());
-            }
-            Header { traits: None, _schema: schema.cloned(), text: Vec::new(), keys, key_ends }
-        });
-        if header.text.is_empty() || header.traits.as_deref() != traits {
-            header.text.clear();
-            header_text(&mut header.text, v, raw);
-            header.traits = traits.map(str::to_owned);
+impl PropertyKeys {
+    pub(super) fn new(v: &View<'_, '_>) -> PropertyKeys {
+        let mut keys = Vec::new();
+        let mut ends = Vec::new();
+        for field in v.schema.map(|s| s.fields.as_slice()).unwrap_or_default() {
+            keys.push(b',');
+            json::string(&mut keys, &field.name);
+            keys.push(b':');
+            ends.push(keys.len());
         }
-        header
+        PropertyKeys { keys, ends }
+    }
+
+    /// The key of the `i`-th property, with a comma before all but the first.
+    pub(super) fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 1 } else { self.ends[i - 1] };
+        &self.keys[start..self.ends[i]]
+    }
+
+    /// The event's properties as one JSON object.
+    pub(super) fn write(&self, out: &mut Vec<u8>, v: &View<'_, '_>) {
+        out.push(b'{');
+        for (i, (field, value)) in v.properties().enumerate() {
+            out.extend_from_slice(self.key(i));
+            format::json(field, value, v.event.pointer_size, out);
+        }
+        out.push(b'}');
     }
 }
 
@@ -175,7 +132,7 @@ pub fn write(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool, lines: &mut Lines) 
     json::filetime(out, &mut lines.utc, nettrail_etl::FileTime(v.filetime));
     out.extend_from_slice(b",\"timestamp_raw\":");
     json::uint(out, e.timestamp);
-    let header = lines.header(v, raw);
+    let header = lines.headers.of(v, |v| Header::new(v, raw));
     out.extend_from_slice(&header.text);
     out.extend_from_slice(b",\"pid\":");
     json::opt_uint(out, e.process_id);
@@ -208,12 +165,8 @@ pub fn write(out: &mut Vec<u8>, v: &View<'_, '_>, raw: bool, lines: &mut Lines) 
             out.extend_from_slice(schema.source.name().as_bytes());
             out.push(b'"');
             opt_str(out, b",\"message\":", v.message().as_deref());
-            out.extend_from_slice(b",\"properties\":{");
-            for (i, (field, value)) in v.properties().enumerate() {
-                out.extend_from_slice(header.key(i));
-                format::json(field, value, e.pointer_size, out);
-            }
-            out.push(b'}');
+            out.extend_from_slice(b",\"properties\":");
+            header.keys.write(out, v);
         }
         // Raw output carries the record's fields only.
         Err(nettrail_decode::Undecoded::NotDecoded) => {}

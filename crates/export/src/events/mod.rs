@@ -7,6 +7,7 @@
 mod csv;
 mod filter;
 mod jsonl;
+mod kinds;
 pub mod table;
 mod text;
 mod view;
@@ -111,6 +112,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
         let mut values: Vec<Value<'_>> = Vec::new();
         let mut cache = LookupCache::default();
         let mut lines = jsonl::Lines::default();
+        let mut rows = csv::Rows::default();
         let mut line = String::new();
         let mut cursor = code.map(|(c, _)| c.stacks.cursor());
         for event in chunk.events() {
@@ -164,7 +166,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                     line.clear();
                     match options.format {
                         Format::Xml => xml::write(&mut line, &view),
-                        Format::Csv => csv::write(&mut line, &view),
+                        Format::Csv => csv::write(&mut line, &view, &mut rows),
                         _ => text::write(&mut line, &view, &options.fields),
                     }
                     text.extend_from_slice(line.as_bytes());
