@@ -105,9 +105,7 @@ pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String
     }
     match value {
         Value::Null => {}
-        Value::Signed(v) => {
-            let _ = write!(out, "{v}");
-        }
+        Value::Signed(v) => out.push_str(itoa::Buffer::new().format(*v)),
         Value::Unsigned(v) => unsigned_text(field, *v, pointer_size, out),
         Value::Float(v) => {
             let _ = write!(out, "{v}");
@@ -178,9 +176,9 @@ fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
         OutType::Ipv4 => write!(out, "{}", ipv4_of(v)),
         OutType::Port => write!(out, "{}", port_of(v)),
         OutType::HexInt8 | OutType::HexInt16 | OutType::HexInt32 | OutType::HexInt64 | OutType::HexBinary => {
-            write!(out, "0x{v:X}")
+            push_upper_hex(out, v, 0)
         }
-        OutType::NtStatus | OutType::HResult | OutType::Win32Error | OutType::ErrorCode => write!(out, "0x{v:08X}"),
+        OutType::NtStatus | OutType::HResult | OutType::Win32Error | OutType::ErrorCode => push_upper_hex(out, v, 8),
         OutType::Boolean => write!(out, "{}", v != 0),
         OutType::String if field.in_type == InType::UInt8 || field.in_type == InType::AnsiChar => {
             write!(out, "{}", char::from(v as u8))
@@ -188,14 +186,17 @@ fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
         OutType::String if field.in_type == InType::UInt16 || field.in_type == InType::UnicodeChar => {
             write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER))
         }
-        _ if is_handle(field) => write!(out, "0x{v:X}"),
+        _ if is_handle(field) => push_upper_hex(out, v, 0),
         _ => match field.in_type {
-            InType::Pointer if pointer_size == 4 => write!(out, "0x{v:08X}"),
-            InType::Pointer => write!(out, "0x{v:016X}"),
-            InType::HexInt32 | InType::HexInt64 => write!(out, "0x{v:X}"),
+            InType::Pointer if pointer_size == 4 => push_upper_hex(out, v, 8),
+            InType::Pointer => push_upper_hex(out, v, 16),
+            InType::HexInt32 | InType::HexInt64 => push_upper_hex(out, v, 0),
             InType::UnicodeChar => write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
             InType::AnsiChar => write!(out, "{}", char::from(v as u8)),
-            _ => write!(out, "{v}"),
+            _ => {
+                out.push_str(itoa::Buffer::new().format(v));
+                Ok(())
+            }
         },
     };
 }
@@ -209,10 +210,11 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
 
 /// `v` in lowercase hex, without leading zeros: the digits are the end of
 /// the buffer returned, from the index returned.
-fn hex_digits(v: u64) -> ([u8; 16], usize) {
+fn hex_digits(v: u64, upper: bool) -> ([u8; 16], usize) {
+    let letter = if upper { b'A' } else { b'a' };
     // The 8 nibbles of `x` spread one to a byte, the lowest in the lowest
     // byte, each turned into its digit at once.
-    fn digits(x: u32) -> [u8; 8] {
+    let digits = |x: u32| {
         const ONES: u64 = 0x0101_0101_0101_0101;
         let mut x = u64::from(x);
         x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
@@ -220,17 +222,27 @@ fn hex_digits(v: u64) -> ([u8; 16], usize) {
         x = (x | (x << 4)) & (ONES * 0x0F);
         // 1 in each byte whose nibble is 10 or more (a letter).
         let letters = ((x + ONES * 6) >> 4) & ONES;
-        (x + ONES * u64::from(b'0') + letters * u64::from(b'a' - b'0' - 10)).to_be_bytes()
-    }
+        (x + ONES * u64::from(b'0') + letters * u64::from(letter - b'0' - 10)).to_be_bytes()
+    };
     let mut text = [0u8; 16];
     text[..8].copy_from_slice(&digits((v >> 32) as u32));
     text[8..].copy_from_slice(&digits(v as u32));
     (text, (v.leading_zeros() as usize / 4).min(15))
 }
 
+/// Appends `v` as `{v:#0w$X}` would without the width counting the `0x`:
+/// uppercase hex, zero-padded to `width` digits. (Never fails: a result,
+/// like `write!`'s, for the match that picks a value's form.)
+fn push_upper_hex(out: &mut String, v: u64, width: usize) -> std::fmt::Result {
+    let (text, from) = hex_digits(v, true);
+    out.push_str("0x");
+    out.push_str(std::str::from_utf8(&text[from.min(16 - width.min(16))..]).unwrap_or_default());
+    Ok(())
+}
+
 /// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
 pub fn json_hex(out: &mut Vec<u8>, v: u64) {
-    let (text, from) = hex_digits(v);
+    let (text, from) = hex_digits(v, false);
     out.extend_from_slice(b"\"0x");
     out.extend_from_slice(&text[from..]);
     out.push(b'"');
@@ -238,7 +250,7 @@ pub fn json_hex(out: &mut Vec<u8>, v: u64) {
 
 /// Appends `v` as lowercase hex, as `{v:#x}` formats it: `0x1f`.
 pub fn push_hex(out: &mut String, v: u64) {
-    let (text, from) = hex_digits(v);
+    let (text, from) = hex_digits(v, false);
     out.push_str("0x");
     // Hex digits are ASCII.
     out.push_str(std::str::from_utf8(&text[from..]).unwrap_or_default());
@@ -459,6 +471,11 @@ mod tests {
             let mut text = String::from("+");
             super::push_hex(&mut text, v);
             assert_eq!(text, format!("+{v:#x}"));
+            for (width, expected) in [(0, format!("0x{v:X}")), (8, format!("0x{v:08X}")), (16, format!("0x{v:016X}"))] {
+                let mut text = String::new();
+                super::push_upper_hex(&mut text, v, width).unwrap();
+                assert_eq!(text, expected);
+            }
         }
     }
 
