@@ -113,6 +113,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
         let mut cache = LookupCache::default();
         let mut lines = jsonl::Lines::default();
         let mut rows = csv::Rows::default();
+        let mut xml_events = xml::Events::default();
         let mut line = String::new();
         let mut cursor = code.map(|(c, _)| c.stacks.cursor());
         for event in chunk.events() {
@@ -165,7 +166,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                 Format::Xml | Format::Csv | Format::Text => {
                     line.clear();
                     match options.format {
-                        Format::Xml => xml::write(&mut line, &view),
+                        Format::Xml => xml::write(&mut line, &view, &mut xml_events),
                         Format::Csv => csv::write(&mut line, &view, &mut rows),
                         _ => text::write(&mut line, &view, &options.fields),
                     }

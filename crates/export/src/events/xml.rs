@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 
 use nettrail_decode::{Value, format};
+use nettrail_etl::UtcText;
 use nettrail_etl::record::CpuTime;
 
+use super::kinds::Kinds;
 use super::view::View;
 
 pub const HEADER: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n";
@@ -62,16 +64,107 @@ fn escape_char(out: &mut String, before: &str, c: char) -> bool {
 }
 
 fn element(out: &mut String, name: &str, value: &str) {
-    let _ = write!(out, "  <{name}>");
+    out.push_str("  <");
+    out.push_str(name);
+    out.push('>');
     escape(out, value);
-    let _ = writeln!(out, "</{name}>");
+    out.push_str("</");
+    out.push_str(name);
+    out.push_str(">\n");
 }
 
-fn data(out: &mut String, indent: &str, field: &nettrail_decode::Field, value: &Value<'_>, pointer_size: u8) {
+fn number(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+/// What one pass of a chunk keeps between its events.
+#[derive(Default)]
+pub struct Events {
+    utc: UtcText,
+    kinds: Kinds<Kind>,
+    /// A value's text before it is escaped (reused).
+    text: String,
+}
+
+/// The parts of an event's XML that every event of its kind shares.
+struct Kind {
+    /// From `<Event>` to the keywords of `<System>`.
+    system: String,
+    /// From the channel to the end of `<System>`.
+    system_end: String,
+    /// From `<RenderingInfo>` to its keywords.
+    rendering: String,
+    /// From the rendered channel to the end of the event.
+    end: String,
+    /// `<Data Name="…">` of each top-level property.
+    data: Vec<String>,
+}
+
+impl Kind {
+    fn new(v: &View<'_, '_>) -> Kind {
+        let e = v.event;
+        let names = v.names();
+        let mut system = String::from(
+            "<Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\">\n <System>\n  <Provider",
+        );
+        if let Some(name) = &names.provider {
+            system.push_str(" Name=\"");
+            escape(&mut system, name);
+            system.push('"');
+        }
+        let _ = writeln!(system, " Guid=\"{{{}}}\" />", e.provider);
+        let _ = writeln!(system, "  <EventID>{}</EventID>", e.id);
+        let _ = writeln!(system, "  <Version>{}</Version>", e.version);
+        let _ = writeln!(system, "  <Level>{}</Level>", e.level);
+        let _ = writeln!(system, "  <Task>{}</Task>", e.task);
+        let _ = writeln!(system, "  <Opcode>{}</Opcode>", e.opcode);
+        let _ = writeln!(system, "  <Keywords>0x{:X}</Keywords>", e.keywords);
+        let mut system_end = String::new();
+        element(&mut system_end, "Channel", names.channel.as_deref().unwrap_or(""));
+        system_end.push_str("  <Computer />\n </System>\n");
+        let mut rendering = String::from(" <RenderingInfo Culture=\"en-US\">\n");
+        for (name, value) in [("Level", &names.level), ("Opcode", &names.opcode), ("Task", &names.task)] {
+            element(&mut rendering, name, value.as_deref().unwrap_or(""));
+        }
+        rendering.push_str("  <Keywords>\n");
+        for k in &names.keywords {
+            rendering.push_str("   <Keyword>");
+            escape(&mut rendering, k);
+            rendering.push_str("</Keyword>\n");
+        }
+        rendering.push_str("  </Keywords>\n");
+        let mut end = String::new();
+        element(&mut end, "Channel", names.channel.as_deref().unwrap_or(""));
+        element(&mut end, "Provider", names.provider.as_deref().unwrap_or(""));
+        end.push_str(" </RenderingInfo>\n</Event>\n");
+        let fields = v.schema.map(|s| s.fields.as_slice()).unwrap_or_default();
+        let data = fields.iter().map(|f| data_start("  ", f)).collect();
+        Kind { system, system_end, rendering, end, data }
+    }
+}
+
+/// `<Data Name="…">` of a field.
+fn data_start(indent: &str, field: &nettrail_decode::Field) -> String {
+    let mut start = format!("{indent}<Data Name=\"");
+    escape(&mut start, &field.name);
+    start.push_str("\">");
+    start
+}
+
+/// One property as `<Data>` (an array as one for each element; a struct as
+/// `<ComplexData>`); `start` is its `<Data Name="…">` when known.
+fn data(
+    out: &mut String,
+    text: &mut String,
+    (indent, start): (&str, Option<&str>),
+    field: &nettrail_decode::Field,
+    value: &Value<'_>,
+    pointer_size: u8,
+) {
     match value {
         Value::Array(items) => {
             for item in items {
-                data(out, indent, field, item, pointer_size);
+                data(out, text, (indent, start), field, item, pointer_size);
             }
         }
         Value::Struct(members) => {
@@ -80,40 +173,34 @@ fn data(out: &mut String, indent: &str, field: &nettrail_decode::Field, value: &
             out.push_str("\">\n");
             let inner = format!("{indent}  ");
             for (m, v) in field.members.iter().zip(members) {
-                data(out, &inner, m, v, pointer_size);
+                data(out, text, (&inner, None), m, v, pointer_size);
             }
             let _ = writeln!(out, "{indent}</ComplexData>");
         }
         _ => {
-            let _ = write!(out, "{indent}<Data Name=\"");
-            escape(out, &field.name);
-            out.push_str("\">");
-            let mut text = String::new();
-            format::text(field, value, pointer_size, &mut text);
-            escape(out, &text);
+            match start {
+                Some(start) => out.push_str(start),
+                None => out.push_str(&data_start(indent, field)),
+            }
+            text.clear();
+            format::text(field, value, pointer_size, text);
+            escape(out, text);
             out.push_str("</Data>\n");
         }
     }
 }
 
-pub fn write(out: &mut String, v: &View<'_, '_>) {
+pub fn write(out: &mut String, v: &View<'_, '_>, events: &mut Events) {
     let e = v.event;
-    out.push_str("<Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\">\n <System>\n  <Provider");
-    if let Some(name) = &v.names().provider {
-        out.push_str(" Name=\"");
-        escape(out, name);
-        out.push('"');
-    }
-    let _ = writeln!(out, " Guid=\"{{{}}}\" />", e.provider);
-    let _ = writeln!(out, "  <EventID>{}</EventID>", e.id);
-    let _ = writeln!(out, "  <Version>{}</Version>", e.version);
-    let _ = writeln!(out, "  <Level>{}</Level>", e.level);
-    let _ = writeln!(out, "  <Task>{}</Task>", e.task);
-    let _ = writeln!(out, "  <Opcode>{}</Opcode>", e.opcode);
-    let _ = writeln!(out, "  <Keywords>0x{:X}</Keywords>", e.keywords);
-    let ft = nettrail_etl::FileTime(v.filetime).to_string();
+    let Events { utc, kinds, text } = events;
+    let kind = kinds.of(v, Kind::new);
+    out.push_str(&kind.system);
     // Windows writes nanoseconds; the clock has 100 ns resolution.
-    let _ = writeln!(out, "  <TimeCreated SystemTime=\"{}00Z\" />", ft.trim_end_matches('Z'));
+    let mut time = [0u8; 28];
+    let n = utc.encode(nettrail_etl::FileTime(v.filetime), &mut time);
+    out.push_str("  <TimeCreated SystemTime=\"");
+    out.push_str(std::str::from_utf8(&time[..n - 1]).unwrap_or_default());
+    out.push_str("00Z\" />\n");
     out.push_str("  <Correlation");
     if !e.activity_id.is_zero() {
         let _ = write!(out, " ActivityID=\"{}\"", format::braced_guid(&e.activity_id));
@@ -123,12 +210,18 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
     }
     out.push_str(" />\n  <Execution");
     if let Some(pid) = e.process_id {
-        let _ = write!(out, " ProcessID=\"{pid}\"");
+        out.push_str(" ProcessID=\"");
+        number(out, pid);
+        out.push('"');
     }
     if let Some(tid) = e.thread_id {
-        let _ = write!(out, " ThreadID=\"{tid}\"");
+        out.push_str(" ThreadID=\"");
+        number(out, tid);
+        out.push('"');
     }
-    let _ = write!(out, " ProcessorID=\"{}\"", e.cpu);
+    out.push_str(" ProcessorID=\"");
+    number(out, e.cpu);
+    out.push('"');
     match e.cpu_time {
         CpuTime::KernelUser { kernel, user } => {
             let _ = write!(out, " KernelTime=\"{kernel}\" UserTime=\"{user}\"");
@@ -139,13 +232,13 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
         CpuTime::None => {}
     }
     out.push_str(" />\n");
-    element(out, "Channel", v.names().channel.as_deref().unwrap_or(""));
-    out.push_str("  <Computer />\n </System>\n");
+    out.push_str(&kind.system_end);
     match v.schema {
         Ok(_) => {
             out.push_str(" <EventData>\n");
-            for (field, value) in v.properties() {
-                data(out, "  ", field, value, e.pointer_size);
+            for (i, (field, value)) in v.properties().enumerate() {
+                let start = kind.data.get(i).map(String::as_str);
+                data(out, text, ("  ", start), field, value, e.pointer_size);
             }
             out.push_str(" </EventData>\n");
         }
@@ -153,33 +246,19 @@ pub fn write(out: &mut String, v: &View<'_, '_>) {
             // What TDH cannot decode, tracerpt shows as the payload's bytes.
             out.push_str(" <BinaryEventData>");
             const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            for b in e.payload {
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 15)]));
+            let mut hex = [0u8; 64];
+            for bytes in e.payload.chunks(32) {
+                for (pair, b) in hex.chunks_exact_mut(2).zip(bytes) {
+                    pair.copy_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                }
+                out.push_str(std::str::from_utf8(&hex[..2 * bytes.len()]).unwrap_or_default());
             }
             out.push_str("</BinaryEventData>\n");
         }
     }
-    out.push_str(" <RenderingInfo Culture=\"en-US\">\n");
-    let rendering = [
-        ("Level", v.names().level.as_deref()),
-        ("Opcode", v.names().opcode.as_deref()),
-        ("Task", v.names().task.as_deref()),
-    ];
-    for (name, value) in rendering {
-        element(out, name, value.unwrap_or(""));
-    }
-    out.push_str("  <Keywords>\n");
-    for k in &v.names().keywords {
-        out.push_str("   <Keyword>");
-        escape(out, k);
-        out.push_str("</Keyword>\n");
-    }
-    out.push_str("  </Keywords>\n");
+    out.push_str(&kind.rendering);
     element(out, "Message", &v.message().unwrap_or_default());
-    element(out, "Channel", v.names().channel.as_deref().unwrap_or(""));
-    element(out, "Provider", v.names().provider.as_deref().unwrap_or(""));
-    out.push_str(" </RenderingInfo>\n</Event>\n");
+    out.push_str(&kind.end);
 }
 
 #[cfg(test)]
