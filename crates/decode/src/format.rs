@@ -105,7 +105,7 @@ pub fn text(field: &Field, value: &Value<'_>, pointer_size: u8, out: &mut String
     }
     match value {
         Value::Null => {}
-        Value::Signed(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        Value::Signed(v) => push_number(out, *v),
         Value::Unsigned(v) => unsigned_text(field, *v, pointer_size, out),
         Value::Float(v) => {
             let _ = write!(out, "{v}");
@@ -194,7 +194,7 @@ fn unsigned_text(field: &Field, v: u64, pointer_size: u8, out: &mut String) {
             InType::UnicodeChar => write!(out, "{}", char::from_u32(v as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
             InType::AnsiChar => write!(out, "{}", char::from(v as u8)),
             _ => {
-                out.push_str(itoa::Buffer::new().format(v));
+                push_number(out, v);
                 Ok(())
             }
         },
@@ -208,9 +208,10 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// `v` in lowercase hex, without leading zeros: the digits are the end of
-/// the buffer returned, from the index returned.
-fn hex_digits(v: u64, upper: bool) -> ([u8; 16], usize) {
+/// `v` in hex (`upper` or lower case), zero-padded to `width` digits and
+/// no further: the digits are the end of the buffer returned, from the
+/// index returned.
+fn hex_digits(v: u64, upper: bool, width: usize) -> ([u8; 16], usize) {
     let letter = if upper { b'A' } else { b'a' };
     // The 8 nibbles of `x` spread one to a byte, the lowest in the lowest
     // byte, each turned into its digit at once.
@@ -227,22 +228,30 @@ fn hex_digits(v: u64, upper: bool) -> ([u8; 16], usize) {
     let mut text = [0u8; 16];
     text[..8].copy_from_slice(&digits((v >> 32) as u32));
     text[8..].copy_from_slice(&digits(v as u32));
-    (text, (v.leading_zeros() as usize / 4).min(15))
+    let unpadded = (v.leading_zeros() as usize / 4).min(15);
+    (text, unpadded.min(16 - width.min(16)))
+}
+
+/// Appends `0x` and `v`'s hex digits (see [`hex_digits`]).
+#[inline]
+fn push_hex_digits(out: &mut String, v: u64, upper: bool, width: usize) {
+    let (text, from) = hex_digits(v, upper, width);
+    out.push_str("0x");
+    // Hex digits are ASCII.
+    out.push_str(std::str::from_utf8(&text[from..]).unwrap_or_default());
 }
 
 /// Appends `v` as `{v:#0w$X}` would without the width counting the `0x`:
 /// uppercase hex, zero-padded to `width` digits. (Never fails: a result,
 /// like `write!`'s, for the match that picks a value's form.)
 fn push_upper_hex(out: &mut String, v: u64, width: usize) -> std::fmt::Result {
-    let (text, from) = hex_digits(v, true);
-    out.push_str("0x");
-    out.push_str(std::str::from_utf8(&text[from.min(16 - width.min(16))..]).unwrap_or_default());
+    push_hex_digits(out, v, true, width);
     Ok(())
 }
 
 /// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
 pub fn json_hex(out: &mut Vec<u8>, v: u64) {
-    let (text, from) = hex_digits(v, false);
+    let (text, from) = hex_digits(v, false, 0);
     out.extend_from_slice(b"\"0x");
     out.extend_from_slice(&text[from..]);
     out.push(b'"');
@@ -250,10 +259,13 @@ pub fn json_hex(out: &mut Vec<u8>, v: u64) {
 
 /// Appends `v` as lowercase hex, as `{v:#x}` formats it: `0x1f`.
 pub fn push_hex(out: &mut String, v: u64) {
-    let (text, from) = hex_digits(v, false);
-    out.push_str("0x");
-    // Hex digits are ASCII.
-    out.push_str(std::str::from_utf8(&text[from..]).unwrap_or_default());
+    push_hex_digits(out, v, false, 0);
+}
+
+/// Appends `v` in decimal, as `{v}` formats it.
+#[inline]
+pub fn push_number(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 /// Appends `items` as a JSON array of strings.

@@ -99,19 +99,21 @@ pub fn lead_of_escaped(b: u8) -> bool {
     matches!(b, 0xC2 | 0xD8 | 0xE2)
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `w` that is `b`, and maybe of bytes after
+/// one (a borrow); none when no byte is `b`.
+fn bytes_equal(w: u64, b: u8) -> u64 {
+    let x = w ^ (ONES * u64::from(b));
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
 /// Whether any of the 8 bytes of `w` may need escaping: a control
 /// character, DEL, `a`, `b`, or any byte of a multi-byte character.
 pub(crate) fn may_need_escape(w: u64, a: u8, b: u8) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    below_space
-        | zero_byte(w ^ (ONES * u64::from(a)))
-        | zero_byte(w ^ (ONES * u64::from(b)))
-        | zero_byte(w ^ (ONES * 0x7F))
-        | (w & HIGHS)
-        != 0
+    below_space | bytes_equal(w, a) | bytes_equal(w, b) | bytes_equal(w, 0x7F) | (w & HIGHS) != 0
 }
 
 /// `s` with every [`needs_escape`] character written as an escape.
@@ -204,14 +206,10 @@ pub fn is_formula(s: &str) -> bool {
 
 /// Whether `b` holds a comma or a quote, looked for 8 bytes at a time.
 fn has_comma_or_quote(b: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Exact for "some byte is zero": a borrow starts only at a zero byte.
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
     let mut words = b.chunks_exact(8);
     let found = words.by_ref().any(|w| {
         let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        zero_byte(w ^ (ONES * u64::from(b','))) || zero_byte(w ^ (ONES * u64::from(b'"')))
+        bytes_equal(w, b',') | bytes_equal(w, b'"') != 0
     });
     found || words.remainder().iter().any(|&c| c == b',' || c == b'"')
 }

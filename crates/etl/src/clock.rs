@@ -145,6 +145,15 @@ impl UtcText {
         out[27] = b'Z';
         28
     }
+
+    /// Appends the text [`UtcText::encode`] writes.
+    #[inline]
+    pub fn push(&mut self, ft: FileTime, out: &mut String) {
+        let mut text = [0u8; 28];
+        let n = self.encode(ft, &mut text);
+        // The digits, dashes, colons and letters are ASCII.
+        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.` for seconds since the Unix epoch.

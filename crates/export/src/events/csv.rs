@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use nettrail_decode::format::push_number;
 use nettrail_decode::{Undecoded, safe_text};
 use nettrail_etl::UtcText;
 
@@ -54,10 +55,6 @@ impl Kind {
     }
 }
 
-fn number(out: &mut String, v: impl itoa::Integer) {
-    out.push_str(itoa::Buffer::new().format(v));
-}
-
 fn guid(out: &mut String, g: &nettrail_etl::Guid) {
     let mut text = [0u8; 36];
     g.encode_lower(&mut text);
@@ -66,19 +63,17 @@ fn guid(out: &mut String, g: &nettrail_etl::Guid) {
 
 pub fn write(out: &mut String, v: &View<'_, '_>, rows: &mut Rows) {
     let e = v.event;
-    let mut time = [0u8; 28];
-    let n = rows.utc.encode(nettrail_etl::FileTime(v.filetime), &mut time);
-    out.push_str(std::str::from_utf8(&time[..n]).unwrap_or_default());
+    rows.utc.push(nettrail_etl::FileTime(v.filetime), out);
     out.push(',');
     let kind = rows.kinds.of(v, Kind::new);
     out.push_str(&kind.cells);
     for id in [e.process_id, e.thread_id] {
         if let Some(id) = id {
-            number(out, id);
+            push_number(out, id);
         }
         out.push(',');
     }
-    number(out, e.cpu);
+    push_number(out, e.cpu);
     out.push(',');
     if !e.activity_id.is_zero() {
         guid(out, &e.activity_id);

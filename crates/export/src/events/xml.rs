@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use nettrail_decode::format::push_number;
 use nettrail_decode::{Value, format};
 use nettrail_etl::UtcText;
 use nettrail_etl::record::CpuTime;
@@ -71,10 +72,6 @@ fn element(out: &mut String, name: &str, value: &str) {
     out.push_str("</");
     out.push_str(name);
     out.push_str(">\n");
-}
-
-fn number(out: &mut String, v: impl itoa::Integer) {
-    out.push_str(itoa::Buffer::new().format(v));
 }
 
 /// What one pass of a chunk keeps between its events.
@@ -195,11 +192,10 @@ pub fn write(out: &mut String, v: &View<'_, '_>, events: &mut Events) {
     let Events { utc, kinds, text } = events;
     let kind = kinds.of(v, Kind::new);
     out.push_str(&kind.system);
-    // Windows writes nanoseconds; the clock has 100 ns resolution.
-    let mut time = [0u8; 28];
-    let n = utc.encode(nettrail_etl::FileTime(v.filetime), &mut time);
     out.push_str("  <TimeCreated SystemTime=\"");
-    out.push_str(std::str::from_utf8(&time[..n - 1]).unwrap_or_default());
+    utc.push(nettrail_etl::FileTime(v.filetime), out);
+    // Windows writes nanoseconds; the clock has 100 ns resolution.
+    out.pop();
     out.push_str("00Z\" />\n");
     out.push_str("  <Correlation");
     if !e.activity_id.is_zero() {
@@ -211,16 +207,16 @@ pub fn write(out: &mut String, v: &View<'_, '_>, events: &mut Events) {
     out.push_str(" />\n  <Execution");
     if let Some(pid) = e.process_id {
         out.push_str(" ProcessID=\"");
-        number(out, pid);
+        push_number(out, pid);
         out.push('"');
     }
     if let Some(tid) = e.thread_id {
         out.push_str(" ThreadID=\"");
-        number(out, tid);
+        push_number(out, tid);
         out.push('"');
     }
     out.push_str(" ProcessorID=\"");
-    number(out, e.cpu);
+    push_number(out, e.cpu);
     out.push('"');
     match e.cpu_time {
         CpuTime::KernelUser { kernel, user } => {
