@@ -266,6 +266,47 @@ pub struct FlatLayout {
     size: usize,
 }
 
+/// Where one field of a [`FlatLayout`] lies, and whether it reads as an
+/// unsigned integer or as bytes: for readers that want a few fields of
+/// every event and would rather not decode the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlatField {
+    pub offset: usize,
+    pub size: usize,
+    pub reads_as: ReadsAs,
+}
+
+/// The value a [`FlatField`] decodes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadsAs {
+    /// [`Value::Unsigned`].
+    Unsigned,
+    /// [`Value::Binary`].
+    Binary,
+    /// Any other value.
+    Other,
+}
+
+impl FlatField {
+    /// The field's [`Value::Unsigned`] in a payload its layout fits.
+    #[inline]
+    pub fn unsigned(self, data: &[u8]) -> Option<u64> {
+        if self.reads_as != ReadsAs::Unsigned {
+            return None;
+        }
+        Some(read_unsigned(data.get(self.offset..self.offset + self.size)?))
+    }
+
+    /// The field's [`Value::Binary`] in a payload its layout fits.
+    #[inline]
+    pub fn binary(self, data: &[u8]) -> Option<&[u8]> {
+        if self.reads_as != ReadsAs::Binary {
+            return None;
+        }
+        data.get(self.offset..self.offset + self.size)
+    }
+}
+
 impl FlatLayout {
     /// `None` where a field's size depends on the payload, or is an array or a struct.
     pub fn of(fields: &[Field], pointer_size: u8) -> Option<FlatLayout> {
@@ -279,6 +320,37 @@ impl FlatLayout {
         }
         let size = flat.iter().map(|&(_, _, n)| n).sum();
         Some(FlatLayout { fields: flat, size })
+    }
+
+    /// Whether a payload holds every field: its values are then what
+    /// [`FlatLayout::decode`] gives and what each [`FlatField`] reads.
+    pub fn fits(&self, data: &[u8]) -> bool {
+        data.len() >= self.size
+    }
+
+    /// Where field `i` lies.
+    pub fn field(&self, i: usize) -> Option<FlatField> {
+        let offset = self.fields.get(..i)?.iter().map(|&(_, _, n)| n).sum();
+        let &(in_type, out_type, size) = self.fields.get(i)?;
+        let reads_as = match (in_type, out_type) {
+            (InType::Binary, _) => ReadsAs::Binary,
+            (InType::UInt8, OutType::Boolean) => ReadsAs::Other,
+            (
+                InType::UInt8
+                | InType::UInt16
+                | InType::UInt32
+                | InType::UInt64
+                | InType::HexInt32
+                | InType::HexInt64
+                | InType::Pointer
+                | InType::SizeT
+                | InType::AnsiChar
+                | InType::UnicodeChar,
+                _,
+            ) => ReadsAs::Unsigned,
+            _ => ReadsAs::Other,
+        };
+        Some(FlatField { offset, size, reads_as })
     }
 
     /// The payload's values, appended to `out`, and the bytes they took;
@@ -308,15 +380,22 @@ fn scalar_size(in_type: InType, pointer_size: u8) -> Option<usize> {
     in_type.fixed_size(if pointer_size == 4 { 4 } else { 8 })
 }
 
-/// The value of a [`scalar_size`] in-type from its bytes (as many as that says).
-fn scalar<'a>(in_type: InType, out_type: OutType, bytes: &[u8]) -> Value<'a> {
+/// A little-endian number of 1, 2, 4 or 8 bytes (0 for other lengths but
+/// longer ones, which give their first 8 bytes).
+#[inline(always)]
+fn read_unsigned(bytes: &[u8]) -> u64 {
     // Read at its own width (a copy of a variable length into a word stalls the load after it).
-    let unsigned = match *bytes {
+    match *bytes {
         [b] => u64::from(b),
         [a, b] => u64::from(u16::from_le_bytes([a, b])),
         [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
         _ => bytes.first_chunk().map_or(0, |word| u64::from_le_bytes(*word)),
-    };
+    }
+}
+
+/// The value of a [`scalar_size`] in-type from its bytes (as many as that says).
+fn scalar<'a>(in_type: InType, out_type: OutType, bytes: &[u8]) -> Value<'a> {
+    let unsigned = read_unsigned(bytes);
     match in_type {
         InType::Null => Value::Null,
         InType::Int8 => Value::Signed(i64::from(unsigned as u8 as i8)),
@@ -576,13 +655,27 @@ mod tests {
                 match layout.decode(&data, &mut by_offsets) {
                     Some(taken) => {
                         flat_decoded += 1;
+                        assert!(layout.fits(&data));
+                        // A field read where it lies is the field decoded, when it reads as said.
+                        for (i, value) in by_walk.iter().enumerate() {
+                            let field = layout.field(i).unwrap();
+                            match (field.reads_as, value) {
+                                (ReadsAs::Unsigned, Value::Unsigned(v)) => assert_eq!(field.unsigned(&data), Some(*v)),
+                                (ReadsAs::Binary, Value::Binary(b)) => assert_eq!(field.binary(&data), Some(*b)),
+                                (ReadsAs::Other, v) => {
+                                    assert!(!matches!(v, Value::Unsigned(_) | Value::Binary(_)), "{:?}", fields[i]);
+                                    assert_eq!((field.unsigned(&data), field.binary(&data)), (None, None));
+                                }
+                                (reads_as, v) => panic!("{:?} reads as {reads_as:?} but decodes to {v:?}", fields[i]),
+                            }
+                        }
                         assert_eq!(walked, Ok(taken));
                         // Compared as text: a float may be NaN.
                         assert_eq!(format!("{:?}", &by_offsets[1..]), format!("{by_walk:?}"), "{fields:?}");
                     }
                     None => {
                         short += 1;
-                        assert!(walked.is_err() && len < size, "{fields:?} {len}");
+                        assert!(walked.is_err() && len < size && !layout.fits(&data), "{fields:?} {len}");
                         assert_eq!(by_offsets, [Value::Null], "nothing appended");
                     }
                 }

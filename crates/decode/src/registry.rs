@@ -621,6 +621,22 @@ impl Schemas {
         let slot = self.lookup_cached(cache, record);
         decode_in(cache, slot, record, values)
     }
+
+    /// The record's schema from `cache` as [`Schemas::decode_cached`] finds
+    /// it, without decoding the payload, and the schema's flat layout for
+    /// the record's pointer size if it has one and the payload fits it (the
+    /// payload then decodes, and each field can be read where it lies).
+    pub fn schema_cached<'c>(
+        &self,
+        cache: &'c mut LookupCache,
+        record: &Record<'_>,
+    ) -> Result<(&'c Arc<EventSchema>, Option<&'c payload::FlatLayout>), Undecoded> {
+        let slot = self.lookup_cached(cache, record);
+        let cache: &'c LookupCache = cache;
+        let schema = cache.result(slot).map_err(Clone::clone)?;
+        let flat = cache.flat(slot, schema, record.pointer_size).filter(|flat| flat.fits(record.payload));
+        Ok((schema, flat))
+    }
 }
 
 /// The event id of an EventSource's manifest chunks (ManifestData).

@@ -10,7 +10,8 @@ use nettrail_stacks::StackRef;
 
 use crate::event::{Head, Props};
 use crate::model::Network;
-use crate::providers::{Body, NetEvent, Source, app, chromium, extract, source_of, starts_something};
+use crate::providers::kernel_tcpip::Plans;
+use crate::providers::{Body, NetEvent, Source, app, chromium, extract, kernel_transfer, source_of, starts_something};
 
 const BATCH: usize = 64 * 1024;
 const CHUNK: usize = 4096;
@@ -30,6 +31,7 @@ fn read_chunk(chunk: Chunk<'_, '_>, schemas: &Schemas, clock: &Clock) -> Vec<Net
     let mut out = Vec::new();
     let mut values: Vec<Value<'_>> = Vec::new();
     let mut cache = LookupCache::default();
+    let mut plans = Plans::default();
     for event in chunk.events() {
         let at = Where {
             time: clock.to_filetime(event.timestamp),
@@ -37,7 +39,7 @@ fn read_chunk(chunk: Chunk<'_, '_>, schemas: &Schemas, clock: &Clock) -> Vec<Net
             tid: event.thread_id,
             related: event.extended.related_activity_id().unwrap_or_default(),
         };
-        out.extend(net_event(&event.record, at, schemas, &mut cache, &mut values));
+        out.extend(net_event(&event.record, at, schemas, &mut cache, &mut plans, &mut values));
     }
     out
 }
@@ -56,12 +58,19 @@ pub(crate) fn net_event<'a>(
     at: Where,
     schemas: &Schemas,
     cache: &mut LookupCache,
+    plans: &mut Plans,
     values: &mut Vec<Value<'a>>,
 ) -> Option<NetEvent> {
     let source = source_of(&record.provider);
     let mut read = || {
         if source.is_none() && !app::is_span_edge(record) {
             return None;
+        }
+        if let Some((transport, code)) = source.and_then(|source| kernel_transfer(source, record))
+            && let Ok((schema, Some(layout))) = schemas.schema_cached(cache, record)
+            && let Some(event) = plans.extract(transport, code, schema, layout, record)
+        {
+            return Some(Body::KernelNet(event?));
         }
         let schema = schemas.decode_cached(cache, record, values).ok()?;
         let props = Props::new(&schema.fields, values);

@@ -7,6 +7,7 @@ use nettrail_etl::Record;
 use crate::analyze::{Where, net_event};
 use crate::event::Time;
 use crate::model::Network;
+use crate::providers::kernel_tcpip::Plans;
 
 /// A network model that grows as records arrive.
 #[derive(Debug)]
@@ -14,13 +15,14 @@ pub struct Live {
     network: Network,
     schemas: Schemas,
     cache: LookupCache,
+    plans: Plans,
 }
 
 impl Live {
     /// A model whose records carry FILETIME timestamps (a real-time
     /// consumer's default), starting at `start`.
     pub fn new(schemas: Schemas, start: Time) -> Live {
-        Live { network: Network::new(start), schemas, cache: LookupCache::default() }
+        Live { network: Network::new(start), schemas, cache: LookupCache::default(), plans: Plans::default() }
     }
 
     /// Applies one record, which must come in time order. Its timestamp is
@@ -35,7 +37,7 @@ impl Live {
         // Rows still open end where the trace has reached, by any event (as a file's do).
         self.network.trace_end = self.network.trace_end.max(at.time);
         let mut values = Vec::new();
-        if let Some(event) = net_event(record, at, &self.schemas, &mut self.cache, &mut values) {
+        if let Some(event) = net_event(record, at, &self.schemas, &mut self.cache, &mut self.plans, &mut values) {
             self.network.apply(event);
         }
     }

@@ -155,6 +155,18 @@ pub(crate) fn starts_something(body: &Body) -> bool {
     }
 }
 
+/// For the kernel's transfer events: the transport the group says (none
+/// for Kernel-Network, whose ids say it) and the code that says what
+/// happened (a classic opcode, a Kernel-Network id).
+pub(crate) fn kernel_transfer(source: Source, record: &Record<'_>) -> Option<(Option<Transport>, u16)> {
+    match source {
+        Source::KernelTcpIp => Some((Some(Transport::Tcp), u16::from(record.opcode))),
+        Source::KernelUdpIp => Some((Some(Transport::Udp), u16::from(record.opcode))),
+        Source::KernelNetwork => Some((None, record.id)),
+        _ => None,
+    }
+}
+
 /// What a decoded record means for the model, if anything. Classic records
 /// are told apart by opcode, manifest ones by id.
 pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>) -> Option<Body> {
@@ -165,9 +177,10 @@ pub(crate) fn extract(source: Source, record: &Record<'_>, props: &Props<'_, '_>
         Source::KernelThread => Body::Process(process::extract_kernel_thread(op, props)?),
         Source::KernelImage => Body::Process(process::extract_kernel_image(op, props)?),
         Source::KernelProcessProvider => Body::Process(process::extract_kernel_process_provider(id, props)?),
-        Source::KernelTcpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Tcp), u16::from(op), props)?),
-        Source::KernelUdpIp => Body::KernelNet(kernel_tcpip::extract(Some(Transport::Udp), u16::from(op), props)?),
-        Source::KernelNetwork => Body::KernelNet(kernel_tcpip::extract(None, id, props)?),
+        Source::KernelTcpIp | Source::KernelUdpIp | Source::KernelNetwork => {
+            let (transport, code) = kernel_transfer(source, record)?;
+            Body::KernelNet(kernel_tcpip::extract(transport, code, props)?)
+        }
         Source::Tcpip => Body::Tcpip(tcpip::extract(id, props)?),
         Source::Afd => Body::Afd(afd::extract(id, props)?),
         Source::DnsClient => Body::DnsClient(dns_client::extract(id, props)?),
