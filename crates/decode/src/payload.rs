@@ -271,8 +271,8 @@ pub struct FlatLayout {
 /// every event and would rather not decode the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlatField {
-    pub offset: usize,
-    pub size: usize,
+    pub offset: u32,
+    pub size: u32,
     pub reads_as: ReadsAs,
 }
 
@@ -294,7 +294,7 @@ impl FlatField {
         if self.reads_as != ReadsAs::Unsigned {
             return None;
         }
-        Some(read_unsigned(data.get(self.offset..self.offset + self.size)?))
+        Some(read_unsigned(self.bytes(data)?))
     }
 
     /// The field's [`Value::Binary`] in a payload its layout fits.
@@ -303,7 +303,13 @@ impl FlatField {
         if self.reads_as != ReadsAs::Binary {
             return None;
         }
-        data.get(self.offset..self.offset + self.size)
+        self.bytes(data)
+    }
+
+    #[inline(always)]
+    fn bytes(self, data: &[u8]) -> Option<&[u8]> {
+        let offset = self.offset as usize;
+        data.get(offset..offset + self.size as usize)
     }
 }
 
@@ -328,10 +334,11 @@ impl FlatLayout {
         data.len() >= self.size
     }
 
-    /// Where field `i` lies.
+    /// Where field `i` lies (`None` past the last field, or past 4 GB).
     pub fn field(&self, i: usize) -> Option<FlatField> {
-        let offset = self.fields.get(..i)?.iter().map(|&(_, _, n)| n).sum();
+        let offset = u32::try_from(self.fields.get(..i)?.iter().map(|&(_, _, n)| n).sum::<usize>()).ok()?;
         let &(in_type, out_type, size) = self.fields.get(i)?;
+        let size = u32::try_from(size).ok()?;
         let reads_as = match (in_type, out_type) {
             (InType::Binary, _) => ReadsAs::Binary,
             (InType::UInt8, OutType::Boolean) => ReadsAs::Other,

@@ -174,6 +174,8 @@ impl Plan {
 #[derive(Debug, Default)]
 pub(crate) struct Plans {
     known: Vec<(Arc<EventSchema>, u8, Option<Plan>)>,
+    /// The entry the last event used (events come in runs of a kind).
+    last: usize,
 }
 
 impl Plans {
@@ -191,18 +193,22 @@ impl Plans {
         layout: &FlatLayout,
         record: &Record<'_>,
     ) -> Option<Option<Event>> {
-        let planned = self.known.iter().find(|(s, size, _)| Arc::ptr_eq(s, schema) && *size == record.pointer_size);
-        let plan = match planned {
-            Some(&(_, _, plan)) => plan,
-            None => {
-                if self.known.len() == Plans::MOST {
-                    self.known.clear();
+        let planned =
+            |&(ref s, size, _): &(Arc<EventSchema>, u8, _)| Arc::ptr_eq(s, schema) && size == record.pointer_size;
+        if !self.known.get(self.last).is_some_and(planned) {
+            self.last = match self.known.iter().position(planned) {
+                Some(i) => i,
+                None => {
+                    if self.known.len() == Plans::MOST {
+                        self.known.clear();
+                    }
+                    let plan = Plan::of(&schema.fields, layout);
+                    self.known.push((Arc::clone(schema), record.pointer_size, plan));
+                    self.known.len() - 1
                 }
-                let plan = Plan::of(&schema.fields, layout);
-                self.known.push((Arc::clone(schema), record.pointer_size, plan));
-                plan
-            }
-        }?;
+            };
+        }
+        let plan = self.known.get(self.last)?.2.as_ref()?;
         Some(plan.extract(transport_hint, code, record.payload))
     }
 }
