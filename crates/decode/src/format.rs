@@ -268,6 +268,22 @@ pub fn push_number(out: &mut String, v: impl itoa::Integer) {
     out.push_str(itoa::Buffer::new().format(v));
 }
 
+/// Appends a JSON string of `parts` joined and then, if given, `0x` and
+/// `hex`'s lowercase digits (a stack frame, `"ntdll.dll+0x1a2"`), as
+/// [`json_string`] writes that text, without making it first.
+pub fn json_string_of(out: &mut Vec<u8>, parts: &[&str], hex: Option<u64>) {
+    out.push(b'"');
+    for part in parts {
+        json_escaped(out, part);
+    }
+    if let Some(v) = hex {
+        let (text, from) = hex_digits(v, false, 0);
+        out.extend_from_slice(b"0x");
+        out.extend_from_slice(&text[from..]);
+    }
+    out.push(b'"');
+}
+
 /// Appends `items` as a JSON array of strings.
 pub fn json_string_array(out: &mut Vec<u8>, items: &[impl AsRef<str>]) {
     out.push(b'[');
@@ -290,13 +306,11 @@ fn json_escaped(out: &mut Vec<u8>, s: &str) {
     // hold something to escape is looked at a byte at a time.
     let word_at = |i: usize| match bytes.get(i..i + 8) {
         Some(word) => u64::from_le_bytes(word.try_into().unwrap_or_default()),
-        None => {
-            // The last bytes, padded with spaces (which need nothing).
-            let mut word = [b' '; 8];
-            let tail = &bytes[i.min(bytes.len())..];
-            word[..tail.len()].copy_from_slice(tail);
-            u64::from_le_bytes(word)
-        }
+        // The last bytes, in loads that may overlap bytes already looked
+        // at (harmless: the word is only asked whether it may need
+        // escaping); a copy of a variable length here called `memcpy` for
+        // every short string.
+        None => last_word(bytes),
     };
     let mut start = 0;
     let mut i = 0;
@@ -345,6 +359,25 @@ fn json_escaped(out: &mut Vec<u8>, s: &str) {
         }
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+/// A word holding every byte of the last 8 of `bytes` (of all of them when
+/// fewer, repeated or padded with spaces, which need no escaping).
+#[inline(always)]
+fn last_word(bytes: &[u8]) -> u64 {
+    let u32_of = |four: &[u8; 4]| u64::from(u32::from_le_bytes(*four));
+    if let Some(last) = bytes.last_chunk::<8>() {
+        return u64::from_le_bytes(*last);
+    }
+    match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        (Some(first), Some(last)) => u32_of(first) | u32_of(last) << 32,
+        _ => match *bytes {
+            [] => u64::from_le_bytes([b' '; 8]),
+            [a] => u64::from_le_bytes([a, b' ', b' ', b' ', b' ', b' ', b' ', b' ']),
+            [a, b] => u64::from_le_bytes([a, b, b' ', b' ', b' ', b' ', b' ', b' ']),
+            [a, b, c, ..] => u64::from_le_bytes([a, b, c, b' ', b' ', b' ', b' ', b' ']),
+        },
+    }
 }
 
 fn json_text(out: &mut Vec<u8>, field: &Field, value: &Value<'_>, pointer_size: u8) {
@@ -469,6 +502,23 @@ pub fn braced_guid(g: &Guid) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn parts_joined_are_escaped_as_the_whole_text_is() {
+        let parts = ["ntdll.dll", "+", "a\"b\\c\u{7}\u{1b}[31m\u{7f}", "é\u{2028}", ""];
+        for n in 0..=parts.len() {
+            for hex in [None, Some(0), Some(0x1a2), Some(u64::MAX)] {
+                let mut joined: String = parts[..n].concat();
+                if let Some(v) = hex {
+                    super::push_hex(&mut joined, v);
+                }
+                let (mut whole, mut of_parts) = (Vec::new(), Vec::new());
+                super::json_string(&mut whole, &joined);
+                super::json_string_of(&mut of_parts, &parts[..n], hex);
+                assert_eq!(String::from_utf8(of_parts).unwrap(), String::from_utf8(whole).unwrap());
+            }
+        }
+    }
+
+    #[test]
     fn hex_has_every_digit_and_no_leading_zeros() {
         let mut values = vec![0, u64::MAX, 0x07f9_cd1b_0000];
         for shift in 0..64 {
@@ -512,12 +562,16 @@ mod tests {
             }
             out
         };
-        for special in ["\"", "\\", "\n", "\u{1}", "\u{7f}", "é", "\u{202e}", "\u{85}", "日本"] {
-            for at in 0..20 {
-                let s = format!("{}{special}{}", "a".repeat(at), "b".repeat(20 - at));
-                let mut out = Vec::new();
-                super::json_escaped(&mut out, &s);
-                assert_eq!(String::from_utf8(out).unwrap(), reference(&s), "{s:?}");
+        // Every length from none to past two words (the last, partial word
+        // is read in its own way), the character at every place.
+        for special in ["", "\"", "\\", "\n", "\u{1}", "\u{7f}", "é", "\u{202e}", "\u{85}", "日本"] {
+            for len in 0..20 {
+                for at in 0..=len {
+                    let s = format!("{}{special}{}", "a".repeat(at), "b".repeat(len - at));
+                    let mut out = Vec::new();
+                    super::json_escaped(&mut out, &s);
+                    assert_eq!(String::from_utf8(out).unwrap(), reference(&s), "{s:?}");
+                }
             }
         }
     }

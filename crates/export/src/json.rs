@@ -2,6 +2,7 @@
 //! intermediate values, no allocation per field.
 
 use nettrail_etl::{FileTime, Guid, UtcText};
+use nettrail_stacks::{Frames, Symbols};
 
 pub fn string(out: &mut Vec<u8>, s: &str) {
     nettrail_decode::format::json_string(out, s);
@@ -9,6 +10,23 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
 
 pub fn string_array(out: &mut Vec<u8>, items: &[String]) {
     nettrail_decode::format::json_string_array(out, items);
+}
+
+/// A stack's frames (innermost first) as a JSON array of their texts, as
+/// [`string_array`] writes [`Frames::stack`]'s.
+pub fn stack<S: Symbols>(out: &mut Vec<u8>, frames: &Frames<'_, S>, pid: u32, addresses: &[u64], at: u64) {
+    out.push(b'[');
+    let mut first = true;
+    for &address in addresses {
+        frames.texts(pid, address, at, |parts, hex| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            nettrail_decode::format::json_string_of(out, parts, hex);
+        });
+    }
+    out.push(b']');
 }
 
 pub fn uint(out: &mut Vec<u8>, v: impl itoa::Integer) {

@@ -39,14 +39,21 @@ impl<S: Symbols> Frames<'_, S> {
     pub fn frame(&self, pid: u32, address: u64, at: u64, out: &mut Vec<String>) {
         // Built by hand: frames are rendered by the million, and the
         // formatting machinery was most of their time.
-        let mut text = |parts: &[&str], offset: Option<u64>| {
+        self.texts(pid, address, at, |parts, offset| {
             let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 19);
             parts.iter().for_each(|p| s.push_str(p));
             if let Some(offset) = offset {
                 push_hex(&mut s, offset);
             }
             out.push(s);
-        };
+        });
+    }
+
+    /// The text of each frame [`Frames::frame`] makes of an address, given
+    /// to `text` in parts: the strings to join, then a number to append in
+    /// hex (`0x1a2`) if any. A writer of stacks by the thousand (`dump`)
+    /// writes them out so, without making each frame's string.
+    pub fn texts(&self, pid: u32, address: u64, at: u64, mut text: impl FnMut(&[&str], Option<u64>)) {
         if let Some(m) = self.modules.module(pid, address, at) {
             let rva = address - m.base;
             let named = self.symbols.functions(m, rva);

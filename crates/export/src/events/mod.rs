@@ -144,7 +144,7 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                     let frames = Frames { modules: &c.modules, symbols };
                     let pid = stack.pid.or(event.process_id).unwrap_or(0);
                     let mut text = Vec::new();
-                    crate::json::string_array(&mut text, &frames.stack(pid, &stack.frames, event.timestamp));
+                    crate::json::stack(&mut text, &frames, pid, &stack.frames, event.timestamp);
                     String::from_utf8(text).unwrap_or_default()
                 };
                 // Stacks repeat: each stored one is rendered once.
