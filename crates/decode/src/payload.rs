@@ -387,8 +387,8 @@ fn scalar_size(in_type: InType, pointer_size: u8) -> Option<usize> {
     in_type.fixed_size(if pointer_size == 4 { 4 } else { 8 })
 }
 
-/// A little-endian number of 1, 2, 4 or 8 bytes (0 for other lengths but
-/// longer ones, which give their first 8 bytes).
+/// A little-endian unsigned number of 1, 2, 4 or 8 bytes; of a longer run
+/// of bytes, the first 8; of any other length, 0.
 #[inline(always)]
 fn read_unsigned(bytes: &[u8]) -> u64 {
     // Read at its own width (a copy of a variable length into a word stalls the load after it).

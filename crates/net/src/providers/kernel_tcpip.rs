@@ -174,7 +174,7 @@ impl Plan {
 #[derive(Debug, Default)]
 pub(crate) struct Plans {
     known: Vec<(Arc<EventSchema>, u8, Option<Plan>)>,
-    /// The entry the last event used (events come in runs of a kind).
+    /// The entry the last event used, tried first.
     last: usize,
 }
 
