@@ -251,10 +251,17 @@ fn push_upper_hex(out: &mut String, v: u64, width: usize) -> std::fmt::Result {
 
 /// Appends `v` as a JSON string of lowercase hex: `"0x1f"`.
 pub fn json_hex(out: &mut Vec<u8>, v: u64) {
-    let (text, from) = hex_digits(v, false, 0);
-    out.extend_from_slice(b"\"0x");
-    out.extend_from_slice(&text[from..]);
     out.push(b'"');
+    extend_hex(out, v);
+    out.push(b'"');
+}
+
+/// Appends `0x` and `v`'s lowercase hex digits to bytes.
+#[inline]
+fn extend_hex(out: &mut Vec<u8>, v: u64) {
+    let (text, from) = hex_digits(v, false, 0);
+    out.extend_from_slice(b"0x");
+    out.extend_from_slice(&text[from..]);
 }
 
 /// Appends `v` as lowercase hex, as `{v:#x}` formats it: `0x1f`.
@@ -277,9 +284,7 @@ pub fn json_string_of(out: &mut Vec<u8>, parts: &[&str], hex: Option<u64>) {
         json_escaped(out, part);
     }
     if let Some(v) = hex {
-        let (text, from) = hex_digits(v, false, 0);
-        out.extend_from_slice(b"0x");
-        out.extend_from_slice(&text[from..]);
+        extend_hex(out, v);
     }
     out.push(b'"');
 }

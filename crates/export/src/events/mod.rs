@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::OnceLock;
 
-use nettrail_decode::{EventNames, LookupCache, Schemas, Undecoded, Value};
+use nettrail_decode::{LookupCache, Schemas, Undecoded, Value};
 use nettrail_etl::{Chunk, Clock};
 use nettrail_stacks::{Code, Frames, Symbols};
 
@@ -128,11 +128,18 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                 values.clear();
             }
             let names = OnceCell::new();
-            let names_of = || names.get_or_init(|| EventNames::of(&event.record, decoded.as_ref().ok().copied()));
-            if !options.filter.accepts(&event, || names_of().provider.as_deref(), filetime) {
+            let mut view = View {
+                event: &event,
+                schema: decoded.as_ref().copied(),
+                values: &values,
+                names: &names,
+                filetime,
+                stack: None,
+            };
+            if !options.filter.accepts(&event, || view.names().provider.as_deref(), filetime) {
                 continue;
             }
-            let stack = code.zip(cursor.as_mut()).and_then(|((c, symbols), cursor)| {
+            view.stack = code.zip(cursor.as_mut()).and_then(|((c, symbols), cursor)| {
                 // Kernel records without a thread in their header name it in their payload.
                 let thread = event.thread_id.or_else(|| {
                     let fields = decoded.as_ref().ok()?.fields.as_slice();
@@ -153,14 +160,6 @@ impl<'r, S: Symbols + Sync> Formatter<'r, S> {
                     None => Cow::Owned(render()),
                 })
             });
-            let view = View {
-                event: &event,
-                schema: decoded.as_ref().copied(),
-                values: &values,
-                names: &names,
-                filetime,
-                stack,
-            };
             match options.format {
                 Format::Jsonl => jsonl::write(text, &view, options.raw, &mut lines),
                 Format::Xml | Format::Csv | Format::Text => {

@@ -59,13 +59,28 @@ fn tcp_op(opcode: u8) -> Option<Op> {
     })
 }
 
-fn endpoint(props: &Props<'_, '_>, addr: &str, port: &str) -> Option<Endpoint> {
-    let port = (props.u64(port)? as u16).swap_bytes();
-    let address = match props.get(addr)? {
-        nettrail_decode::Value::Binary(b) => Address::from_v6(<[u8; 16]>::try_from(*b).ok()?),
-        v => Address::V4((v.as_u64()? as u32).to_le_bytes()),
+/// How a transfer logs an address: 16 bytes (IPv6, perhaps IPv4-mapped) or
+/// a number (IPv4).
+enum LoggedAddress<'a> {
+    Bytes(&'a [u8]),
+    Number(u64),
+}
+
+/// An endpoint from its logged address and port (in network order).
+fn endpoint_of(address: LoggedAddress<'_>, port: u64) -> Option<Endpoint> {
+    let address = match address {
+        LoggedAddress::Bytes(b) => Address::from_v6(<[u8; 16]>::try_from(b).ok()?),
+        LoggedAddress::Number(v) => Address::V4((v as u32).to_le_bytes()),
     };
-    Some(Endpoint::new(address, port))
+    Some(Endpoint::new(address, (port as u16).swap_bytes()))
+}
+
+fn endpoint(props: &Props<'_, '_>, addr: &str, port: &str) -> Option<Endpoint> {
+    let address = match props.get(addr)? {
+        nettrail_decode::Value::Binary(b) => LoggedAddress::Bytes(b),
+        v => LoggedAddress::Number(v.as_u64()?),
+    };
+    endpoint_of(address, props.u64(port)?)
 }
 
 /// The transport and what happened, from a classic TcpIp/UdpIp opcode
@@ -158,12 +173,11 @@ impl Plan {
         let pid = self.pid.and_then(|f| f.unsigned(data)).map(|v| v as u32);
         let size = self.size.and_then(|f| f.unsigned(data)).unwrap_or(0);
         let endpoint = |(address, port): (FlatField, FlatField)| {
-            let port = (port.unsigned(data)? as u16).swap_bytes();
             let address = match address.reads_as {
-                ReadsAs::Binary => Address::from_v6(address.binary(data)?.try_into().ok()?),
-                _ => Address::V4((address.unsigned(data)? as u32).to_le_bytes()),
+                ReadsAs::Binary => LoggedAddress::Bytes(address.binary(data)?),
+                _ => LoggedAddress::Number(address.unsigned(data)?),
             };
-            Some(Endpoint::new(address, port))
+            endpoint_of(address, port.unsigned(data)?)
         };
         Some(event(what, pid, size, endpoint(self.source)?, endpoint(self.destination)?))
     }
